@@ -1,0 +1,1 @@
+"""The two-tower trainer and ReQA evaluation. Installed as `wikipairs.trainer`."""

@@ -1,0 +1,10 @@
+"""wikipairs: Wikipedia dumps -> retrieval pre-training pairs (ICT, BFS, WLP) and a two-tower retriever.
+
+The core (this package) is plain Python over plain dataclasses; `wikipairs.pipelines` wires it
+into Apache Beam, `wikipairs.schemas` declares the records, `wikipairs.trainer` trains and evaluates.
+"""
+__version__ = "0.1.0"
+
+from .records import Article, Link, Page, Redirect, Section, SiteInfo  # noqa: E402
+
+__all__ = ["Article", "Link", "Page", "Redirect", "Section", "SiteInfo", "__version__"]

@@ -1,0 +1,111 @@
+"""The `wikipairs` command line. Usage and input errors: one line on stderr, exit status 2."""
+from __future__ import annotations
+
+import os
+import sys
+from importlib import resources
+
+import click
+
+from . import __version__
+from .errors import WikipairsError
+
+EXIT_USAGE = 2
+
+
+def sample_dump() -> str:
+    """Path of the small dump bundled with the package (written for the project, CC0)."""
+    return str(resources.files("wikipairs") / "data" / "sample.xml.bz2")
+
+
+class _Group(click.Group):
+    """Turns every error into one line on stderr (a traceback only with --debug)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except WikipairsError as e:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            _fail(str(e))
+        except KeyboardInterrupt:
+            click.echo("wikipairs: interrupted", err=True)
+            sys.exit(130)
+        except Exception as e:  # a bug, not bad input: still one line unless --debug
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            _fail(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)",
+                  status=1)
+
+
+def _fail(message: str, status: int = EXIT_USAGE):
+    click.echo(f"wikipairs: error: {message.splitlines()[0] if message else 'failed'}", err=True)
+    sys.exit(status)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="wikipairs")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def main(ctx, debug):
+    """Wikipedia dumps to retrieval pre-training pairs, and a two-tower retriever."""
+    ctx.obj = {"debug": debug}
+
+
+def _namespaces(value: str) -> tuple[int, ...]:
+    try:
+        return tuple(sorted({int(v) for v in value.split(",") if v.strip()}))
+    except ValueError:
+        raise click.BadParameter("expected comma-separated namespace numbers, e.g. 0 or 0,14")
+
+
+@main.command()
+@click.option("--input", "-i", "inputs", multiple=True, metavar="DUMP",
+              help="Dump file or glob (.xml, .xml.bz2, .xml.gz, .xml.xz); repeatable. "
+                   "Default: the bundled sample dump.")
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
+              help="Output folder (articles/*.parquet, redirects.parquet, manifest.json).")
+@click.option("--namespaces", default="0", show_default=True,
+              help="Namespaces whose pages become articles, comma-separated.")
+@click.option("--lang", default=None, help="Language code, overriding the dump's siteinfo.")
+@click.option("--allow-truncated", is_flag=True,
+              help="Keep the complete pages of a dump that ends mid-page instead of failing.")
+@click.option("--keep-tables", is_flag=True, help="Keep table cell text as paragraphs.")
+@click.option("--keep-disambiguation", is_flag=True, help="Keep disambiguation pages.")
+@click.option("--keep-lists", is_flag=True, help="Keep list and index pages.")
+@click.option("--rows-per-shard", default=50_000, show_default=True, type=click.IntRange(1))
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_disambiguation,
+          keep_lists, rows_per_shard, quiet):
+    """Parse dumps into articles (sections, sentences, links) as Parquet shards."""
+    from .parse import ParseConfig, parse_dump
+
+    config = ParseConfig(
+        inputs=list(inputs) or [sample_dump()], output=output, namespaces=_namespaces(namespaces),
+        lang=lang, allow_truncated=allow_truncated, keep_tables=keep_tables,
+        keep_disambiguation=keep_disambiguation, keep_lists=keep_lists,
+        rows_per_shard=rows_per_shard, quiet=quiet, command=sys.argv[:])
+    summary = parse_dump(config)
+    _print_summary(summary, output)
+
+
+def _print_summary(summary: dict, output: str) -> None:
+    echo = click.echo
+    echo(f"pages read        {summary['pages']:>10,}")
+    echo(f"articles written  {summary['articles']:>10,}")
+    echo(f"redirects         {summary['redirects']:>10,}"
+         f"   ({summary['redirect_cycles_or_too_deep']:,} in cycles or too deep)")
+    for reason, n in summary["skipped"].items():
+        echo(f"skipped: {reason:<9}{n:>10,}")
+    if summary["truncated_files"]:
+        echo(f"truncated files   {summary['truncated_files']:>10,}   (complete pages before the cut kept)")
+    echo(f"sentences         {summary['sentences']:>10,}")
+    echo(f"links             {summary['links']:>10,}")
+    echo(f"language          {summary['lang']:>10}   sentences: {summary['sentence_splitter']}")
+    echo(f"output            {os.path.abspath(output)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""Which main-namespace pages are not articles for retrieval: disambiguation and list pages."""
+from __future__ import annotations
+
+import re
+
+from .records import Page
+
+# Disambiguation templates (lower-case, without "Template:"), per language plus English ones.
+DISAMBIGUATION_TEMPLATES = {
+    "disambiguation", "disambig", "dab", "disamb", "hndis", "geodis", "surname", "given name",
+    "set index article", "sia", "place name disambiguation", "human name disambiguation",
+    "letter disambiguation", "school disambiguation", "hospital disambiguation", "mathdab",
+    "numberdis", "species latin name disambiguation", "call sign disambiguation", "shipindex",
+    "roaddis", "disambiguation cleanup", "airport disambiguation", "letter-number combination disambiguation",
+    # other languages
+    "begriffsklärung", "bkl", "homonymie", "desambiguación", "desambiguacion", "disambigua",
+    "αποσαφήνιση", "dp", "многозначность", "неоднозначность", "ujednoznacznienie", "förgrening",
+}
+DISAMBIGUATION_WORDS = ("disambiguation", "begriffsklärung", "homonymie", "desambiguación",
+                        "disambigua", "αποσαφήνιση", "многозначн", "ujednoznacznienie")
+LIST_TITLE = re.compile(
+    r"^(?:Lists? of|Index of|Outline of|Glossary of|Liste (?:der|von|des)|"
+    r"Liste d[eu']|Lista de|Κατάλογος|Λίστα|Список)\b", re.I)
+LIST_TEMPLATES = {"dynamic list", "list", "index", "set index"}
+_TEMPLATE_NAME = re.compile(r"\{\{\s*(?:template:)?([^|{}\n]+?)\s*(?:\||\}\})", re.I)
+
+
+def skip_reason(page: Page, categories: list[str] = ()) -> str | None:
+    """'disambiguation' or 'list' for pages that are not prose articles, else None."""
+    title = page.title
+    if "(disambiguation)" in title.lower() or any(
+            f"({word}" in title.lower() for word in DISAMBIGUATION_WORDS):
+        return "disambiguation"
+    names = {m.group(1).replace("_", " ").strip().lower() for m in _TEMPLATE_NAME.finditer(page.text)} \
+        if "{{" in page.text else set()
+    if names & DISAMBIGUATION_TEMPLATES:
+        return "disambiguation"
+    lowered = [c.lower() for c in categories]
+    if any(word in c for c in lowered for word in DISAMBIGUATION_WORDS):
+        return "disambiguation"
+    if LIST_TITLE.match(title) or names & LIST_TEMPLATES or any(c.startswith(("lists of", "indexes of"))
+                                                                 for c in lowered):
+        return "list"
+    return None

@@ -1,0 +1,173 @@
+"""`wikipairs parse`: dump files -> Parquet shards of Articles, the redirect table, a manifest.
+
+Two passes over the input: the first collects redirects (and, where no Punkt model is installed,
+text to train one); the second parses articles, resolving link targets through the redirects.
+Decompression is cheap next to parsing, so reading twice costs little and keeps memory flat.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+import pyarrow as pa
+
+from . import __version__
+from .dump import DumpFile, expand_inputs
+from .errors import WikipairsError
+from .filters import skip_reason
+from .records import Article, Page, Redirect
+from .redirects import RedirectMap
+from .sentences import TRAINING_CHARS, SentenceSplitter
+from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
+from .shards import (MANIFEST, ParquetShards, file_entry, prepare_output, sha256_file, write_json,
+                     write_parquet)
+from .wikitext import Cleaner, ParseOptions
+
+
+@dataclass
+class ParseConfig:
+    inputs: list[str]
+    output: str
+    namespaces: tuple[int, ...] = (0,)
+    lang: str | None = None
+    allow_truncated: bool = False
+    keep_tables: bool = False
+    keep_disambiguation: bool = False
+    keep_lists: bool = False
+    rows_per_shard: int = 50_000
+    quiet: bool = False
+    command: list[str] = field(default_factory=list)
+
+
+def article_row(article: Article) -> dict:
+    """An Article as a row of the `schemas.ARTICLE` Arrow schema."""
+    return {
+        "id": article.id, "title": article.title, "lang": article.lang,
+        "sections": [{"heading": s.heading, "level": s.level,
+                      "paragraphs": [{"sentences": p} for p in s.paragraphs]}
+                     for s in article.sections],
+        "links": [asdict(link) for link in article.links],
+        "categories": article.categories,
+    }
+
+
+class Progress:
+    """A line on stderr every few seconds: pages read, articles, rate."""
+
+    def __init__(self, quiet: bool, every: float = 5.0):
+        self.quiet, self.every = quiet, every
+        self.start = self.last = time.monotonic()
+
+    def tick(self, counts: Counter, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.quiet or (not force and now - self.last < self.every):
+            return
+        self.last = now
+        rate = counts["pages_read"] / max(now - self.start, 1e-9)
+        print(f"  {counts['pages_read']:,} pages read, {counts['articles']:,} articles, "
+              f"{rate:,.0f} pages/s", file=sys.stderr)
+
+
+def read_redirects_and_training_text(dumps: list[DumpFile], need_text: bool, counts: Counter,
+                                     allow_truncated: bool) -> tuple[RedirectMap, list[str]]:
+    """Pass 1: redirects of every file; plus article text for Punkt training when `need_text`."""
+    redirects, texts, size = [], [], 0
+    for dump in dumps:
+        cleaner = Cleaner(dump.titles, splitter=None) if need_text else None
+        for page in dump.pages(counts, allow_truncated):
+            if page.redirect and page.ns == 0:
+                redirects.append(Redirect(page.title, page.redirect))
+            elif cleaner is not None and size < TRAINING_CHARS and page.ns == 0:
+                for paragraph in cleaner.plain_paragraphs(page):
+                    texts.append(paragraph)
+                    size += len(paragraph)
+    return RedirectMap(redirects), texts
+
+
+def parse_dump(config: ParseConfig) -> dict:
+    """Run the parse job; returns the counts. Raises WikipairsError on bad input."""
+    paths = expand_inputs(config.inputs)
+    prepare_output(config.output)
+    dumps = [DumpFile(p, lang=config.lang) for p in paths]
+    site = dumps[0].site
+    first_pass = Counter()
+    need_text = SentenceSplitter.installed_model(site.lang) is None
+    redirects, texts = read_redirects_and_training_text(dumps, need_text, first_pass,
+                                                        config.allow_truncated)
+    splitter = SentenceSplitter.for_language(site.lang, texts)
+    counts = Counter()
+    progress = Progress(config.quiet)
+    articles = ParquetShards(os.path.join(config.output, "articles"),
+                             arrow_schema(ARTICLE), config.rows_per_shard)
+    for path in paths:  # reopen: pass 2
+        dump = DumpFile(path, lang=config.lang)
+        cleaner = Cleaner(dump.titles, splitter, ParseOptions(keep_tables=config.keep_tables),
+                          resolve=redirects.resolve)
+        for page in dump.pages(counts, config.allow_truncated):
+            article = parse_page(page, cleaner, config, counts)
+            if article is not None:
+                articles.write(article_row(article))
+                counts["articles"] += 1
+            progress.tick(counts)
+    shards = articles.close()
+    redirect_path = os.path.join(config.output, "redirects.parquet")
+    write_parquet(redirect_path, _redirect_table(redirects))
+    counts["redirect_cycles_or_too_deep"] = sum(1 for _, _, r in redirects.rows() if r is None)
+    summary = {
+        "pages": counts["pages_read"], "articles": counts["articles"],
+        "redirects": counts["redirects"],
+        "skipped": {k[len("skipped_"):]: v for k, v in sorted(counts.items())
+                    if k.startswith("skipped_")},
+        "truncated_files": counts["truncated_files"],
+        "sentences": counts["sentences"], "links": counts["links"],
+        "redirect_cycles_or_too_deep": counts["redirect_cycles_or_too_deep"],
+        "lang": site.lang, "sentence_splitter": splitter.source,
+    }
+    write_json(os.path.join(config.output, "parse_stats.json"), summary)
+    manifest = {
+        "tool": "wikipairs parse", "version": __version__, "command": config.command,
+        "config": {k: v for k, v in asdict(config).items() if k not in ("command", "quiet")},
+        "inputs": [{"path": os.path.abspath(p), "bytes": os.path.getsize(p),
+                    "sha256": sha256_file(p)} for p in paths],
+        "outputs": [file_entry(config.output, p, rows) for p, rows in shards]
+        + [file_entry(config.output, redirect_path, len(redirects)),
+           file_entry(config.output, os.path.join(config.output, "parse_stats.json"))],
+        "counts": summary,
+    }
+    write_json(os.path.join(config.output, MANIFEST), manifest)
+    return summary
+
+
+def parse_page(page: Page, cleaner: Cleaner, config: ParseConfig, counts: Counter) -> Article | None:
+    """The Article of a page, or None (counted by reason) for pages that are not articles."""
+    if page.redirect:
+        counts["redirects"] += 1
+        return None
+    if page.ns not in config.namespaces:
+        counts["skipped_namespace"] += 1
+        return None
+    article = cleaner.article(page, counts)
+    reason = skip_reason(page, article.categories)
+    if (reason == "disambiguation" and not config.keep_disambiguation) or (
+            reason == "list" and not config.keep_lists):
+        counts[f"skipped_{reason}"] += 1
+        return None
+    sentences = sum(1 for _ in article.sentences())
+    if sentences == 0:
+        counts["skipped_empty"] += 1
+        return None
+    counts["sentences"] += sentences
+    counts["links"] += len(article.links)
+    return article
+
+
+def _redirect_table(redirects: RedirectMap) -> pa.Table:
+    rows = list(redirects.rows())
+    return pa.table({"source": [r[0] for r in rows], "target": [r[1] for r in rows],
+                     "resolved": [r[2] for r in rows]}, schema=arrow_schema(REDIRECT))
+
+
+__all__ = ["ParseConfig", "parse_dump", "parse_page", "article_row", "WikipairsError"]

@@ -1,0 +1,84 @@
+"""Plain dataclasses that flow between the stages. They know nothing of Beam or TensorFlow."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Namespace:
+    id: int
+    name: str  # canonical local name, "" for the main namespace
+    case: str = "first-letter"
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass
+class SiteInfo:
+    """What a dump says about its wiki: language, case rule, namespaces (with aliases)."""
+
+    dbname: str = ""
+    base: str = ""
+    lang: str = "en"
+    case: str = "first-letter"
+    namespaces: dict[int, Namespace] = field(default_factory=dict)
+    export_version: str = ""
+
+
+@dataclass
+class Page:
+    """One <page> of a dump, latest revision only."""
+
+    id: int
+    ns: int
+    title: str  # normalized, with its namespace prefix
+    text: str
+    redirect: str | None = None  # normalized target title (fragment dropped) or None
+    source: str = ""  # file the page came from
+
+
+@dataclass(frozen=True)
+class Redirect:
+    source: str
+    target: str
+
+
+@dataclass
+class Link:
+    """A wikilink in article text. `span` is [start, end) of the anchor in its sentence."""
+
+    target: str  # normalized and redirect-resolved title
+    anchor: str
+    section: int
+    paragraph: int
+    sentence: int
+    start: int
+    end: int
+    raw_target: str = ""  # normalized title before redirect resolution
+
+
+@dataclass
+class Section:
+    heading: str  # "" for the lead (section 0)
+    level: int  # 0 for the lead, 2 for ==h==, ...
+    paragraphs: list[list[str]] = field(default_factory=list)  # paragraphs of sentences
+
+
+@dataclass
+class Article:
+    id: int
+    title: str
+    lang: str
+    sections: list[Section] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+
+    @property
+    def lead(self) -> Section | None:
+        return self.sections[0] if self.sections and self.sections[0].level == 0 else None
+
+    def sentences(self):
+        """Yield (section, paragraph, sentence index, text) for every sentence."""
+        for s, section in enumerate(self.sections):
+            for p, paragraph in enumerate(section.paragraphs):
+                for i, sentence in enumerate(paragraph):
+                    yield s, p, i, sentence

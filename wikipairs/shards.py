@@ -1,0 +1,125 @@
+"""Writing output that never looks complete when it is not.
+
+Shards are written under a temporary name and renamed when complete; the manifest (with each
+file's row count and sha256) is written last, also through a rename, so a failed run leaves no
+manifest and a manifest never lists incomplete output.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MANIFEST = "manifest.json"
+TMP_SUFFIX = ".tmp"
+
+
+def sha256_file(path: str, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def shard_name(index: int, count: int, suffix: str) -> str:
+    return f"part-{index:05d}-of-{count:05d}{suffix}"
+
+
+class ParquetShards:
+    """Writes rows to DIR/part-NNNNN-of-MMMMM.parquet, `rows_per_shard` rows each.
+
+    The total is known only at the end, so shards are written as `.tmp` files and renamed by
+    `close()`, which returns [(relative path, rows)]."""
+
+    def __init__(self, folder: str, schema: pa.Schema, rows_per_shard: int = 50_000,
+                 row_group: int = 1_000):
+        self.folder, self.schema = folder, schema
+        self.rows_per_shard, self.row_group = rows_per_shard, row_group
+        os.makedirs(folder, exist_ok=True)
+        self._tmp: list[tuple[str, int]] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._rows_in_shard = 0
+        self._buffer: list[dict] = []
+
+    def write(self, row: dict) -> None:
+        self._buffer.append(row)
+        if len(self._buffer) >= self.row_group:
+            self._flush()
+
+    def _flush(self) -> None:
+        while self._buffer:
+            if self._writer is None:
+                path = os.path.join(self.folder, f"shard-{len(self._tmp):05d}{TMP_SUFFIX}")
+                self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+                self._tmp.append((path, 0))
+                self._rows_in_shard = 0
+            room = self.rows_per_shard - self._rows_in_shard
+            rows, self._buffer = self._buffer[:room], self._buffer[room:]
+            self._writer.write_table(pa.Table.from_pylist(rows, schema=self.schema))
+            self._rows_in_shard += len(rows)
+            path, _ = self._tmp[-1]
+            self._tmp[-1] = (path, self._rows_in_shard)
+            if self._rows_in_shard >= self.rows_per_shard:
+                self._writer.close()
+                self._writer = None
+
+    def close(self) -> list[tuple[str, int]]:
+        self._flush()
+        if self._writer is not None:
+            self._writer.close()
+        if not self._tmp:  # an empty shard keeps the schema readable
+            path = os.path.join(self.folder, f"shard-00000{TMP_SUFFIX}")
+            pq.write_table(self.schema.empty_table(), path)
+            self._tmp.append((path, 0))
+        done = []
+        for i, (path, rows) in enumerate(self._tmp):
+            final = os.path.join(self.folder, shard_name(i, len(self._tmp), ".parquet"))
+            os.replace(path, final)
+            done.append((final, rows))
+        return done
+
+
+def write_parquet(path: str, table: pa.Table) -> None:
+    tmp = path + TMP_SUFFIX
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def write_json(path: str, data) -> None:
+    tmp = path + TMP_SUFFIX
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, ensure_ascii=False, sort_keys=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def prepare_output(folder: str) -> None:
+    """Make `folder` ready for a new run: an old manifest goes first, so a crash in between never
+    leaves a manifest that describes files of a different run."""
+    os.makedirs(folder, exist_ok=True)
+    manifest = os.path.join(folder, MANIFEST)
+    if os.path.exists(manifest):
+        os.remove(manifest)
+
+
+def remove_outputs(folder: str, names: Iterable[str]) -> None:
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
+
+
+def file_entry(folder: str, path: str, rows: int | None = None) -> dict:
+    entry = {"path": os.path.relpath(path, folder), "bytes": os.path.getsize(path),
+             "sha256": sha256_file(path)}
+    if rows is not None:
+        entry["rows"] = rows
+    return entry

@@ -1,0 +1,151 @@
+"""MediaWiki title normalization: namespaces (with aliases), case rules, fragments, interwiki.
+
+MediaWiki turns `[[ :file:Foo_bar#Baz ]]` into the page `File:Foo bar`: underscores and runs of
+whitespace become one space, HTML entities and %-escapes are decoded, the fragment is dropped,
+the namespace prefix is matched case-insensitively against names and aliases, and the first letter
+is upper-cased where the namespace's case rule is `first-letter`.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from .records import Namespace, SiteInfo
+
+# Canonical (English) namespace names work on every wiki, whatever its language.
+CANONICAL_NAMESPACES = {
+    -2: ("Media",), -1: ("Special",), 0: ("",), 1: ("Talk",), 2: ("User",), 3: ("User talk",),
+    4: ("Project", "WP"), 5: ("Project talk", "WT"), 6: ("File", "Image"), 7: ("File talk", "Image talk"),
+    8: ("MediaWiki",), 9: ("MediaWiki talk",), 10: ("Template",), 11: ("Template talk",),
+    12: ("Help",), 13: ("Help talk",), 14: ("Category",), 15: ("Category talk",),
+    100: ("Portal",), 101: ("Portal talk",), 118: ("Draft",), 119: ("Draft talk",),
+    710: ("TimedText",), 711: ("TimedText talk",), 828: ("Module",), 829: ("Module talk",),
+}
+
+# Localized aliases a dump's siteinfo does not list (it gives only each namespace's main name).
+LOCAL_ALIASES = {
+    "de": {6: ("Bild", "Datei"), 14: ("Kategorie",), 10: ("Vorlage",)},
+    "fr": {6: ("Fichier", "Image"), 14: ("Catégorie",), 10: ("Modèle",)},
+    "es": {6: ("Archivo", "Imagen"), 14: ("Categoría",), 10: ("Plantilla",)},
+    "it": {6: ("File", "Immagine"), 14: ("Categoria",), 10: ("Template",)},
+    "el": {6: ("Αρχείο", "Εικόνα"), 14: ("Κατηγορία",), 10: ("Πρότυπο",)},
+    "nl": {6: ("Bestand", "Afbeelding"), 14: ("Categorie",), 10: ("Sjabloon",)},
+    "pt": {6: ("Ficheiro", "Arquivo", "Imagem"), 14: ("Categoria",), 10: ("Predefinição",)},
+    "ru": {6: ("Файл", "Изображение"), 14: ("Категория",), 10: ("Шаблон",)},
+    "pl": {6: ("Plik", "Grafika"), 14: ("Kategoria",), 10: ("Szablon",)},
+    "sv": {6: ("Fil", "Bild"), 14: ("Kategori",), 10: ("Mall",)},
+}
+
+# Wikipedia language codes: `[[xx:Title]]` with one of these prefixes is an interlanguage link.
+LANGUAGE_CODES = frozenset("""
+aa ab ace ady af ak als alt am ami an ang anp ar arc ary arz as ast atj av avk awa ay az azb ba ban
+bar bat-smg bcl be be-tarask be-x-old bg bh bi bjn blk bm bn bo bpy br bs bug bxr ca cbk-zam cdo ce
+ceb ch cho chr chy ckb co cr crh cs csb cu cv cy da dag de din diq dsb dty dv dz ee el eml en eo es et
+eu ext fa fat ff fi fiu-vro fj fo fon fr frp frr fur fy ga gag gan gcr gd gl glk gn gom gor got gpe gu
+guc gur guw gv ha hak haw he hi hif ho hr hsb ht hu hy hyw hz ia id ie ig ii ik ilo inh io is it iu ja
+jam jbo jv ka kaa kab kbd kbp kcg kg ki kj kk kl km kn ko koi kr krc ks ksh ku kv kw ky la lad lb lbe
+lez lfn lg li lij lld lmo ln lo lrc lt ltg lv mad mai map-bms mdf mg mh mhr mi min mk ml mn mni mnw mr
+mrj ms mt mus mwl my myv mzn na nah nap nds nds-nl ne new ng nia nl nn no nov nqo nrm nso nv ny oc olo
+om or os pa pag pam pap pcd pcm pdc pfl pi pih pl pms pnb pnt ps pt pwn qu rm rmy rn ro roa-rup
+roa-tara ru rue rw sa sah sat sc scn sco sd se sg sh shi shn si simple sk skr sl sm smn sn so sq sr srn
+ss st stq su sv sw szl szy ta tay tcy te tet tg th ti tk tl tn to tpi tr trv ts tt tum tw ty tyv udm ug
+uk ur uz ve vec vep vi vls vo wa war wo wuu xal xh xmf yi yo za zea zh zh-classical zh-min-nan zh-yue
+zu zh-cn zh-tw nb
+""".split())
+
+# Interwiki prefixes of sister projects and common external wikis.
+INTERWIKI_PREFIXES = frozenset("""
+wikipedia w wiktionary wikt wikisource s wikibooks b wikiquote q wikinews n wikiversity v
+wikivoyage voy wikispecies species commons c meta m metawikimedia mw mediawikiwiki d wikidata
+wikimedia foundation wmf phabricator phab mediazilla bugzilla outreach incubator oldwikisource
+wikitech toollabs doi arxiv google imdb iarchive gutenberg rfc ethnologue iso639-3 sep11 wikia
+wikiquote lexeme f wikifunctions
+""".split())
+
+_WS = re.compile(r"[\s_\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+_BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e]")
+
+
+@dataclass(frozen=True)
+class Title:
+    ns: int
+    title: str  # full normalized title, with namespace prefix
+    fragment: str = ""
+    interwiki: str = ""  # prefix of an interwiki/interlanguage link, "" for local pages
+
+
+def clean_spaces(text: str) -> str:
+    return _WS.sub(" ", _BIDI.sub("", text)).strip()
+
+
+def upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:] if text else text
+
+
+class TitleParser:
+    """Normalizes titles of one wiki. Results are cached: the same targets recur millions of times."""
+
+    def __init__(self, site: SiteInfo):
+        self.site = site
+        self._names: dict[str, Namespace] = {}
+        namespaces = dict(site.namespaces) or {
+            k: Namespace(k, names[0], site.case) for k, names in CANONICAL_NAMESPACES.items()
+        }
+        self.namespaces = namespaces
+        for ns in namespaces.values():
+            names = (ns.name, *ns.aliases, *CANONICAL_NAMESPACES.get(ns.id, ()),
+                     *LOCAL_ALIASES.get(site.lang, {}).get(ns.id, ()))
+            for name in names:
+                if name:
+                    self._names.setdefault(clean_spaces(name).casefold(), ns)
+        self._cache: dict[str, Title | None] = {}
+
+    def namespace_names(self, ns_id: int) -> set[str]:
+        """All names (casefolded) that select namespace `ns_id`, e.g. {"file", "image"}."""
+        return {name for name, ns in self._names.items() if ns.id == ns_id}
+
+    def parse(self, raw: str) -> Title | None:
+        """Normalize a link target or page title; None when it names no page (empty, invalid)."""
+        cached = self._cache.get(raw)
+        if cached is None and raw not in self._cache:
+            cached = self._cache[raw] = self._parse(raw)
+            if len(self._cache) > 500_000:  # bound memory on huge dumps
+                self._cache.clear()
+        return cached
+
+    def _parse(self, raw: str) -> Title | None:
+        text = raw
+        if "&" in text:
+            text = html.unescape(text)
+        if "%" in text:
+            text = unquote(text)
+        text, _, fragment = text.partition("#")
+        text = clean_spaces(text)
+        fragment = clean_spaces(fragment)
+        text = text.lstrip(":").lstrip()
+        if not text:
+            return None
+        if any(c in text for c in "[]{}|<>"):
+            return None
+        ns = self.namespaces.get(0) or Namespace(0, "", self.site.case)
+        prefix, colon, rest = text.partition(":")
+        if colon:
+            key = prefix.strip().casefold()
+            if key in self._names:
+                ns = self._names[key]
+                text = rest.strip()
+                if not text:
+                    return None
+            elif key in LANGUAGE_CODES or key in INTERWIKI_PREFIXES:
+                return Title(0, clean_spaces(rest), fragment, interwiki=key)
+        if ns.case == "first-letter":
+            text = upper_first(text)
+        full = f"{ns.name}:{text}" if ns.name else text
+        return Title(ns.id, full, fragment)
+
+    def normalize(self, raw: str) -> str | None:
+        """The normalized local title of `raw`, or None for interwiki links and invalid titles."""
+        parsed = self.parse(raw)
+        return parsed.title if parsed is not None and not parsed.interwiki else None

@@ -23,6 +23,7 @@ import mwxml
 import mwxml.errors
 
 from .errors import DumpError, TruncatedDumpError
+from .readahead import ReadAhead
 from .records import Namespace, Page, SiteInfo
 from .titles import TitleParser
 
@@ -86,6 +87,8 @@ def _open_binary(path: str):
 def _decoded_stream(path: str) -> io.RawIOBase:
     """A binary UTF-8 stream of the file's XML, whatever its compression or UTF-16 BOM."""
     stream = _open_binary(path)
+    if not isinstance(stream, io.BufferedReader):  # compressed: decompress on another core
+        stream = io.BufferedReader(ReadAhead(stream), 1 << 16)
     head = stream.peek(4)[:4]
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return _Utf8Reencoder(io.TextIOWrapper(stream, encoding="utf-16"))

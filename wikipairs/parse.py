@@ -10,13 +10,13 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 
 from . import __version__
 from .dump import DumpFile, expand_inputs
-from .errors import WikipairsError
 from .filters import skip_reason
 from .records import Article, Page, Redirect
 from .redirects import RedirectMap
@@ -87,21 +87,22 @@ def read_redirects_and_training_text(dumps: list[DumpFile], need_text: bool, cou
     return RedirectMap(redirects), texts
 
 
-def parse_dump(config: ParseConfig) -> dict:
-    """Run the parse job; returns the counts. Raises WikipairsError on bad input."""
+def iter_articles(config: ParseConfig, counts: Counter | None = None,
+                  info: dict | None = None) -> Iterator[Article]:
+    """Articles of the dumps in `config.inputs`, in dump order (both passes; nothing written).
+
+    `counts` receives per-reason counts; `info` receives the redirect map, language and the
+    sentence splitter's source once the first pass is done."""
+    counts = counts if counts is not None else Counter()
+    info = info if info is not None else {}
     paths = expand_inputs(config.inputs)
-    prepare_output(config.output)
     dumps = [DumpFile(p, lang=config.lang) for p in paths]
     site = dumps[0].site
-    first_pass = Counter()
     need_text = SentenceSplitter.installed_model(site.lang) is None
-    redirects, texts = read_redirects_and_training_text(dumps, need_text, first_pass,
+    redirects, texts = read_redirects_and_training_text(dumps, need_text, Counter(),
                                                         config.allow_truncated)
     splitter = SentenceSplitter.for_language(site.lang, texts)
-    counts = Counter()
-    progress = Progress(config.quiet)
-    articles = ParquetShards(os.path.join(config.output, "articles"),
-                             arrow_schema(ARTICLE), config.rows_per_shard)
+    info.update(redirects=redirects, lang=site.lang, sentence_splitter=splitter.source)
     for path in paths:  # reopen: pass 2
         dump = DumpFile(path, lang=config.lang)
         cleaner = Cleaner(dump.titles, splitter, ParseOptions(keep_tables=config.keep_tables),
@@ -109,13 +110,25 @@ def parse_dump(config: ParseConfig) -> dict:
         for page in dump.pages(counts, config.allow_truncated):
             article = parse_page(page, cleaner, config, counts)
             if article is not None:
-                articles.write(article_row(article))
                 counts["articles"] += 1
-            progress.tick(counts)
+                yield article
+
+
+def parse_dump(config: ParseConfig) -> dict:
+    """Run the parse job; returns the summary counts. Raises WikipairsError on bad input."""
+    paths = expand_inputs(config.inputs)
+    prepare_output(config.output)
+    counts, info = Counter(), {}
+    progress = Progress(config.quiet)
+    articles = ParquetShards(os.path.join(config.output, "articles"),
+                             arrow_schema(ARTICLE), config.rows_per_shard)
+    for article in iter_articles(config, counts, info):
+        articles.write(article_row(article))
+        progress.tick(counts)
     shards = articles.close()
+    redirects = info["redirects"]
     redirect_path = os.path.join(config.output, "redirects.parquet")
     write_parquet(redirect_path, _redirect_table(redirects))
-    counts["redirect_cycles_or_too_deep"] = sum(1 for _, _, r in redirects.rows() if r is None)
     summary = {
         "pages": counts["pages_read"], "articles": counts["articles"],
         "redirects": counts["redirects"],
@@ -123,8 +136,8 @@ def parse_dump(config: ParseConfig) -> dict:
                     if k.startswith("skipped_")},
         "truncated_files": counts["truncated_files"],
         "sentences": counts["sentences"], "links": counts["links"],
-        "redirect_cycles_or_too_deep": counts["redirect_cycles_or_too_deep"],
-        "lang": site.lang, "sentence_splitter": splitter.source,
+        "redirect_cycles_or_too_deep": sum(1 for _, _, r in redirects.rows() if r is None),
+        "lang": info["lang"], "sentence_splitter": info["sentence_splitter"],
     }
     write_json(os.path.join(config.output, "parse_stats.json"), summary)
     manifest = {
@@ -170,4 +183,4 @@ def _redirect_table(redirects: RedirectMap) -> pa.Table:
                      "resolved": [r[2] for r in rows]}, schema=arrow_schema(REDIRECT))
 
 
-__all__ = ["ParseConfig", "parse_dump", "parse_page", "article_row", "WikipairsError"]
+__all__ = ["ParseConfig", "iter_articles", "parse_dump", "parse_page", "article_row"]

@@ -51,8 +51,8 @@ _DROPPED = re.compile(
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
 _MAGIC = re.compile(r"__[A-Z]+__")
 _QUOTES = re.compile(r"'{2,}")
-_BRACES = re.compile(r"\{\{|\}\}|^[ \t:]*\{\||^[ \t]*\|\}", re.M)
-_BRACKETS = re.compile(r"\[\[|\]\]")
+_BRACES = re.compile(r"\{\{|\}\}|^[ \t:]*\{\||^[ \t]*\|\}(?!\})", re.M)
+_BRACKETS = re.compile(r"\[\[|\]\]|\n[ \t]*\n")  # links never span a blank line
 _HEADING = re.compile(r"^(={1,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.M)
 _PARA_BREAK = re.compile(r"\n[ \t]*\n+")
 _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
@@ -188,11 +188,16 @@ class Cleaner:
             return text, []
         categories: list[str] = []
         out, last, depth, start = [], 0, 0, None
+        breaks = 0  # blank lines inside the open link: File captions may hold one or two
         for m in _BRACKETS.finditer(text):
-            if m.group() == "[[":
+            if m.group()[0] == "\n":  # an unclosed [[ must not swallow the rest of the page
+                breaks += 1
+                if depth and (start is None or breaks > 2):
+                    depth, start = 0, None
+            elif m.group() == "[[":
                 if depth == 0:
                     special = self._special_link.match(text, m.start())
-                    start = m.start() if special else None
+                    start, breaks = (m.start() if special else None), 0
                 depth += 1
             elif depth:
                 depth -= 1
@@ -428,3 +433,8 @@ _INTERWIKI_ONLY = INTERWIKI_PREFIXES - LANGUAGE_CODES
 
 def _unescape(text: str) -> str:
     return html.unescape(text) if "&" in text else text
+
+
+def parse_article(page: Page, cleaner: Cleaner, counts: Counter | None = None) -> Article:
+    """The Article of one page (see `Cleaner` for what is kept and removed)."""
+    return cleaner.article(page, counts)

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Parse throughput of `wikipairs` against WikiExtractor 3.1, on a real dump and a scaled copy.
+
+What is measured, for each file (the input dump, and a copy made `--scaled N` times larger with
+`../shared/tools/scale_dump.py`, cached under /tmp so re-runs are quick):
+
+* wikipairs: `wikipairs.parse.iter_articles` consumed to the end in this process, single-process:
+  both passes (redirects, then articles), decompression and XML reading, wikitext cleaning,
+  sentence splitting (Punkt, the installed punkt_tab model) and link resolution. Wall time with
+  `time.perf_counter`, CPU time with `time.process_time` (user + system of this process). The
+  markup-leak check of the articles (`wikipairs.quality.leaking_sentences`) runs in the same loop
+  but its time is taken out of both figures. Imports happen before the clock starts.
+* wikiextractor: `python -m wikiextractor.WikiExtractor --no-templates --processes 1 -q -o DIR
+  FILE` as a subprocess, including its interpreter start-up and writing its output files. Wall
+  time around the subprocess, CPU time as the growth of `getrusage(RUSAGE_CHILDREN)` (user +
+  system of the child and of the processes it waited for). Articles are the `<doc ` lines it
+  wrote (it keeps disambiguation pages and lists, which wikipairs skips, so its count is higher).
+
+How to read the table:
+
+* `MB/s` is wikitext throughput: the raw wikitext of main-namespace pages that are not redirects
+  (UTF-8, 1 MB = 10**6 bytes; the same figure for both tools, read once with
+  `wikipairs.dump.read_pages`) divided by wall time. It compares the tools on the same input,
+  whatever each counts as an article.
+* `art/s` is articles per wall-clock second, `art/CPU-s` articles per CPU-second.
+* Ratios are wikipairs / wikiextractor; above 1 means wikipairs is faster. WikiExtractor with
+  `--processes 1` still runs three processes (the main one reads the dump, one extracts, one
+  writes), so on a machine with several cores its wall clock benefits from parallelism that
+  wikipairs, one process, does not get. The per-CPU-second ratio ("per core") is the fair
+  comparison of the work each does; the wall-clock ratio is what a user waits. Both are printed.
+
+Usage (from the repository root, or `make bench`):
+
+    .venv/bin/python benchmarks/parse_throughput.py [--input DUMP] [--scaled N] [--repeat K]
+                                                    [--json OUT]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(REPO_ROOT), "shared")
+DEFAULT_INPUT = os.path.join(SHARED, "data", "wiki", "enwiki-sample-gensim.xml.bz2")
+SCALE_DUMP = os.path.join(SHARED, "tools", "scale_dump.py")
+CACHE_DIR = os.path.join(tempfile.gettempdir(), "wikipairs-bench")
+
+# English sentence splitting uses the installed punkt_tab model; set before importing wikipairs.
+os.environ.setdefault("NLTK_DATA", os.path.join(SHARED, "data", "nltk_data"))
+
+from wikipairs.dump import read_pages  # noqa: E402
+from wikipairs.parse import ParseConfig, iter_articles  # noqa: E402
+from wikipairs.quality import leaking_sentences  # noqa: E402
+
+
+@dataclass
+class Run:
+    """One timed run of one tool on one file."""
+
+    tool: str
+    articles: int
+    wall_s: float
+    cpu_s: float
+    extra: dict = field(default_factory=dict)  # wikipairs: counts, leak metric, splitter
+
+    def rates(self, wikitext_mb: float) -> dict:
+        return {"articles_per_s": self.articles / self.wall_s,
+                "articles_per_cpu_s": self.articles / self.cpu_s,
+                "wikitext_mb_per_s": wikitext_mb / self.wall_s}
+
+
+# ---------------------------------------------------------------- inputs
+
+def sha256_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def dump_suffix(path: str) -> str:
+    """'.xml.bz2' for 'x.xml.bz2': the scaled copy keeps the input's format and compression."""
+    name = os.path.basename(path)
+    return name[name.index("."):] if "." in name else ""
+
+
+def scaled_copy(path: str, copies: int) -> tuple[str, float | None]:
+    """(path of the input scaled `copies` times, seconds it took to build; None when cached)."""
+    os.makedirs(CACHE_DIR, exist_ok=True)
+    target = os.path.join(CACHE_DIR, f"{sha256_file(path)[:16]}-x{copies}{dump_suffix(path)}")
+    if os.path.exists(target):
+        return target, None
+    partial = f"{target}.{os.getpid()}.partial{dump_suffix(path)}"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, SCALE_DUMP, path, partial, "--copies", str(copies)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.replace(partial, target)  # complete files only in the cache
+    return target, time.perf_counter() - start
+
+
+def wikitext_mb(path: str) -> float:
+    """Raw wikitext of main-namespace, non-redirect pages, in MB (10**6 bytes) of UTF-8."""
+    size = sum(len(page.text.encode("utf-8")) for page in read_pages([path])
+               if page.ns == 0 and not page.redirect)
+    return size / 1e6
+
+
+# ---------------------------------------------------------------- the two tools
+
+def run_wikipairs(path: str) -> Run:
+    """Parse `path` into Articles in this process; the leak check's own time is not counted."""
+    counts, info = Counter(), {}
+    sentences = leaking = 0
+    skip_wall = skip_cpu = 0.0
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    for article in iter_articles(ParseConfig(inputs=[path], output=""), counts, info):
+        w, c = time.perf_counter(), time.process_time()
+        total, leaks = leaking_sentences([article])
+        sentences, leaking = sentences + total, leaking + len(leaks)
+        skip_wall += time.perf_counter() - w
+        skip_cpu += time.process_time() - c
+    wall = time.perf_counter() - wall0 - skip_wall
+    cpu = time.process_time() - cpu0 - skip_cpu
+    extra = {"counts": parse_counts(counts), "sentence_splitter": info["sentence_splitter"],
+             "leak": {"sentences": sentences, "leaking": leaking,
+                      "share_percent": 100.0 * leaking / sentences if sentences else 0.0}}
+    return Run("wikipairs", counts["articles"], wall, cpu, extra)
+
+
+def parse_counts(counts: Counter) -> dict:
+    """The counts `wikipairs parse` reports in parse_stats.json, plus its other counters."""
+    main = ("pages_read", "articles", "redirects", "sentences", "links")
+    return {
+        "pages": counts["pages_read"], "articles": counts["articles"],
+        "redirects": counts["redirects"],
+        "skipped": {k[len("skipped_"):]: v for k, v in sorted(counts.items())
+                    if k.startswith("skipped_")},
+        "sentences": counts["sentences"], "links": counts["links"],
+        "other": {k: v for k, v in sorted(counts.items())
+                  if k not in main and not k.startswith("skipped_")},
+    }
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_wikiextractor(path: str) -> Run:
+    """WikiExtractor on `path` as a subprocess, writing into a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="wikiextractor-") as out:
+        command = [sys.executable, "-m", "wikiextractor.WikiExtractor", "--no-templates",
+                   "--processes", "1", "-q", "-o", out, path]
+        cpu0, wall0 = children_cpu(), time.perf_counter()
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+        wall, cpu = time.perf_counter() - wall0, children_cpu() - cpu0
+        if done.returncode != 0:
+            raise RuntimeError(f"wikiextractor failed ({done.returncode}): {done.stderr[-2000:]}")
+        return Run("wikiextractor", count_docs(out), wall, cpu)
+
+
+def count_docs(folder: str) -> int:
+    """Number of `<doc ` lines in WikiExtractor's output files (one per article)."""
+    total = 0
+    for name in glob.glob(os.path.join(folder, "**", "*"), recursive=True):
+        if os.path.isfile(name):
+            with open(name, encoding="utf-8", errors="replace") as f:
+                total += sum(1 for line in f if line.startswith("<doc "))
+    return total
+
+
+def best_of(repeat: int, run_once, path: str) -> Run:
+    """The fastest (by wall clock) of `repeat` runs."""
+    return min((run_once(path) for _ in range(repeat)), key=lambda run: run.wall_s)
+
+
+# ---------------------------------------------------------------- report
+
+def ratios(ours: dict, theirs: dict) -> dict:
+    """wikipairs / wikiextractor for each rate; above 1 means wikipairs is faster."""
+    return {key: ours[key] / theirs[key] for key in ours}
+
+
+def print_table(label: str, path: str, mb: float, runs: list[Run]) -> None:
+    print(f"\n== {label}: {os.path.basename(path)} "
+          f"({os.path.getsize(path) / 1e6:.1f} MB on disk, {mb:.2f} MB of article wikitext)")
+    header = f"{'tool':<14}{'articles':>9}{'wall s':>9}{'CPU s':>9}{'art/s':>9}" \
+             f"{'art/CPU-s':>11}{'MB/s':>8}"
+    print(header)
+    print("-" * len(header))
+    for run in runs:
+        r = run.rates(mb)
+        print(f"{run.tool:<14}{run.articles:>9,}{run.wall_s:>9.2f}{run.cpu_s:>9.2f}"
+              f"{r['articles_per_s']:>9.1f}{r['articles_per_cpu_s']:>11.1f}"
+              f"{r['wikitext_mb_per_s']:>8.3f}")
+
+
+def print_ratios(q: dict) -> None:
+    print(f"wikipairs / wikiextractor: articles/s (wall) x{q['articles_per_s']:.2f}, "
+          f"articles per CPU-second ('per core') x{q['articles_per_cpu_s']:.2f}, "
+          f"wikitext MB/s (wall) x{q['wikitext_mb_per_s']:.2f}")
+
+
+def print_wikipairs_details(run: Run) -> None:
+    c, leak = run.extra["counts"], run.extra["leak"]
+    skipped = ", ".join(f"{k} {v:,}" for k, v in c["skipped"].items()) or "none"
+    print(f"wikipairs counts: pages {c['pages']:,}, articles {c['articles']:,}, "
+          f"redirects {c['redirects']:,}, skipped: {skipped}; sentences {c['sentences']:,}, "
+          f"links {c['links']:,}")
+    print(f"markup leak: {leak['leaking']:,} of {leak['sentences']:,} sentences "
+          f"({leak['share_percent']:.3f}%)  [sentence splitter: {run.extra['sentence_splitter']}]")
+
+
+# ---------------------------------------------------------------- main
+
+def bench_file(label: str, path: str, repeat: int) -> dict:
+    mb = wikitext_mb(path)
+    runs = [best_of(repeat, run_wikipairs, path), best_of(repeat, run_wikiextractor, path)]
+    ours, theirs = (run.rates(mb) for run in runs)
+    print_table(label, path, mb, runs)
+    q = ratios(ours, theirs)
+    print_ratios(q)
+    print_wikipairs_details(runs[0])
+    return {"label": label, "path": path, "bytes": os.path.getsize(path), "wikitext_mb": mb,
+            "runs": [asdict(run) | {"rates": run.rates(mb)} for run in runs],
+            "ratios_wikipairs_over_wikiextractor": q}
+
+
+def environment() -> dict:
+    return {"python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "wikipairs": metadata.version("wikipairs"),
+            "wikiextractor": metadata.version("wikiextractor"),
+            "nltk_data": os.environ["NLTK_DATA"]}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--input", default=DEFAULT_INPUT,
+                    help="dump file (default: ../shared/data/wiki/enwiki-sample-gensim.xml.bz2)")
+    ap.add_argument("--scaled", type=int, default=10, metavar="N",
+                    help="also benchmark a copy of the input scaled N times (0: skip; default 10)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="K",
+                    help="run each tool K times per file and keep the fastest (default 1)")
+    ap.add_argument("--json", metavar="OUT", help="write the figures to this JSON file")
+    args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    if not os.path.isfile(args.input):
+        ap.error(f"{args.input}: no such file")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    env = environment()
+    print(f"python {env['python']} on {env['cpus']} CPUs; wikipairs {env['wikipairs']}, "
+          f"wikiextractor {env['wikiextractor']}; best of {args.repeat}")
+    files = [("original", args.input)]
+    scale = None
+    if args.scaled > 1:
+        scaled, seconds = scaled_copy(args.input, args.scaled)
+        scale = {"copies": args.scaled, "path": scaled, "build_s": seconds}
+        print(f"scaled copy x{args.scaled}: {scaled} "
+              + ("(cached)" if seconds is None else f"(built in {seconds:.1f} s)"))
+        files.append((f"scaled x{args.scaled}", scaled))
+    results = [bench_file(label, path, args.repeat) for label, path in files]
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"environment": env, "repeat": args.repeat, "scaled": scale,
+                       "files": results}, f, indent=2)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,7 +7,8 @@ What is measured, for each file (the input dump, and a copy made `--scaled N` ti
 * wikipairs: `wikipairs.parse.iter_articles` consumed to the end in this process, single-process:
   both passes (redirects, then articles), decompression and XML reading, wikitext cleaning,
   sentence splitting (Punkt, the installed punkt_tab model) and link resolution. Wall time with
-  `time.perf_counter`, CPU time with `time.process_time` (user + system of this process). The
+  `time.perf_counter`, CPU time with `time.process_time` (user + system of this process, all its
+  threads: the read-ahead decompression thread too, so CPU s may exceed wall s). The
   markup-leak check of the articles (`wikipairs.quality.leaking_sentences`) runs in the same loop
   but its time is taken out of both figures. Imports happen before the clock starts.
 * wikiextractor: `python -m wikiextractor.WikiExtractor --no-templates --processes 1 -q -o DIR
@@ -24,10 +25,14 @@ How to read the table:
   whatever each counts as an article.
 * `art/s` is articles per wall-clock second, `art/CPU-s` articles per CPU-second.
 * Ratios are wikipairs / wikiextractor; above 1 means wikipairs is faster. WikiExtractor with
-  `--processes 1` still runs three processes (the main one reads the dump, one extracts, one
-  writes), so on a machine with several cores its wall clock benefits from parallelism that
-  wikipairs, one process, does not get. The per-CPU-second ratio ("per core") is the fair
-  comparison of the work each does; the wall-clock ratio is what a user waits. Both are printed.
+  `--processes 1` still runs three processes (the main one reads and decompresses the dump, one
+  extracts, one writes; all joined, so their CPU time is counted), so on a machine with several
+  cores its wall clock benefits from parallelism that wikipairs (one process, whose only helper
+  is a decompression thread) mostly does not get. The per-CPU-second ratio ("per core") is the
+  fair comparison of the work each does; the wall-clock ratio is what a user waits. Both are
+  printed, with the MB/s ratio (the inverse ratio of wall times on the same input).
+* Timings on a shared or virtual machine are noisy, a small file especially; use `--repeat 3`
+  for figures to quote, and compare runs made on the same machine only.
 
 Usage (from the repository root, or `make bench`):
 

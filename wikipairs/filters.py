@@ -25,6 +25,14 @@ LIST_TEMPLATES = {"dynamic list", "list", "index", "set index"}
 _TEMPLATE_NAME = re.compile(r"\{\{\s*(?:template:)?([^|{}\n]+?)\s*(?:\||\}\})", re.I)
 
 
+def _is_disambiguation_category(category: str) -> bool:
+    """'Disambiguation pages', 'All disambiguation pages', 'Begriffsklärung', 'Homonymie', ...
+    but not a topic category such as 'Word-sense disambiguation' (its articles are prose)."""
+    if "disambiguation" in category:
+        return category == "disambiguation" or "disambiguation page" in category
+    return any(word in category for word in DISAMBIGUATION_WORDS)
+
+
 def skip_reason(page: Page, categories: list[str] = ()) -> str | None:
     """'disambiguation' or 'list' for pages that are not prose articles, else None."""
     title = page.title
@@ -36,7 +44,7 @@ def skip_reason(page: Page, categories: list[str] = ()) -> str | None:
     if names & DISAMBIGUATION_TEMPLATES:
         return "disambiguation"
     lowered = [c.lower() for c in categories]
-    if any(word in c for c in lowered for word in DISAMBIGUATION_WORDS):
+    if any(_is_disambiguation_category(c) for c in lowered):
         return "disambiguation"
     if LIST_TITLE.match(title) or names & LIST_TEMPLATES or any(c.startswith(("lists of", "indexes of"))
                                                                  for c in lowered):

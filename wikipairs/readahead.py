@@ -6,41 +6,40 @@ the same reason). Memory stays bounded: at most `depth` chunks wait in the queue
 """
 from __future__ import annotations
 
+import atexit
 import io
 import queue
 import threading
+import weakref
 
 CHUNK = 1 << 20
+
+
+_LIVE: "weakref.WeakSet[ReadAhead]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all():
+    """Stop reader threads before the interpreter finalizes (a daemon thread inside a buffered
+    read at shutdown aborts the process)."""
+    for reader in list(_LIVE):
+        reader.close()
 
 
 class ReadAhead(io.RawIOBase):
     """A readable binary stream fed by a thread that reads `source` ahead of the consumer."""
 
     def __init__(self, source, depth: int = 8, chunk: int = CHUNK):
-        self._source, self._chunk = source, chunk
+        self._source = source
         self._queue: queue.Queue = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._pending, self._offset, self._done = b"", 0, False
-        self._thread = threading.Thread(target=self._run, name="wikipairs-readahead", daemon=True)
+        # The thread holds no reference to self, so an abandoned reader is collected and stopped.
+        self._thread = threading.Thread(target=_read_into, args=(source, chunk, self._queue, self._stop),
+                                        name="wikipairs-readahead", daemon=True)
+        weakref.finalize(self, self._stop.set)
+        _LIVE.add(self)
         self._thread.start()
-
-    def _run(self):
-        try:
-            while not self._stop.is_set():
-                data = self._source.read(self._chunk)
-                self._put(data)
-                if not data:
-                    return
-        except BaseException as e:  # handed to the consumer, raised where it reads
-            self._put(e)
-
-    def _put(self, item):
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
 
     def readable(self):
         return True
@@ -61,9 +60,31 @@ class ReadAhead(io.RawIOBase):
         return n
 
     def close(self):
+        if self.closed:
+            return
         self._stop.set()
+        self._thread.join()
         super().close()
         try:
             self._source.close()
         except Exception:
             pass
+
+
+def _read_into(source, chunk: int, out: queue.Queue, stop: threading.Event) -> None:
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    try:
+        while not stop.is_set():
+            data = source.read(chunk)
+            if not put(data) or not data:
+                return
+    except BaseException as e:  # handed to the consumer, raised where it reads
+        put(e)

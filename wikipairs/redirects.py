@@ -14,12 +14,11 @@ class RedirectMap:
 
     def __init__(self, redirects: Iterable[Redirect] = (), max_depth: int = MAX_DEPTH):
         self.direct: dict[str, str] = {}
-        for redirect in redirects:
-            if redirect.source != redirect.target:
-                self.direct[redirect.source] = redirect.target
+        for redirect in redirects:  # a self-redirect is kept: a cycle of one, resolving to nothing
+            self.direct[redirect.source] = redirect.target
         self.max_depth = max_depth
         self.final: dict[str, str | None] = {}
-        self.cycles: set[str] = set()
+        self.cycles: set[str] = set()  # redirects that are part of a cycle
         for source in self.direct:
             self.final[source] = self._follow(source)
 
@@ -29,8 +28,8 @@ class RedirectMap:
             nxt = self.direct.get(title)
             if nxt is None:
                 return title
-            if nxt in seen:
-                self.cycles.update(seen)
+            if nxt in seen:  # the cycle is seen[from nxt on]; pages before it only lead into it
+                self.cycles.update(seen[seen.index(nxt):])
                 return None
             seen.append(nxt)
             title = nxt

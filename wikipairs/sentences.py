@@ -23,6 +23,16 @@ PUNKT_LANGUAGES = {
     "tr": "turkish",
 }
 
+# Abbreviations frequent in Wikipedia that the punkt_tab models lack (lower-case, no final period).
+EXTRA_ABBREVIATIONS = {
+    "en": ("approx", "c", "ca", "est", "fl", "vol", "vols", "no", "nos", "pp", "ed", "eds", "rev",
+           "jr", "sr", "st", "mt", "ft", "km", "lb", "oz", "gen", "lt", "col", "capt", "sgt", "gov",
+           "sen", "rep", "u.s", "u.k", "e.g", "i.e", "etc", "vs", "cf", "op", "ibid", "dept",
+           "univ", "assn", "bros", "corp", "inc", "ltd", "co", "jan", "feb", "mar", "apr", "jun",
+           "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
+}
+EXTRA_ABBREVIATIONS["simple"] = EXTRA_ABBREVIATIONS["en"]
+
 # Training text needed before the trained parameters are worth using (~a few hundred articles).
 TRAINING_CHARS = 2_000_000
 
@@ -71,6 +81,7 @@ class SentenceSplitter:
             tokenizer = PunktSentenceTokenizer()
             tokenizer._params = load_punkt_params(nltk.data.FileSystemPathPointer(folder))
             tokenizer._lang_vars = _language_vars(lang)
+            tokenizer._params.abbrev_types.update(EXTRA_ABBREVIATIONS.get(lang, ()))
             return cls(tokenizer, f"punkt_tab:{os.path.basename(folder)}")
         return cls.trained(training_text, lang)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterable
 
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 MANIFEST = "manifest.json"
+_SHARD_FILE = re.compile(r"^part-\d{5}-of-\d{5}\.")
 TMP_SUFFIX = ".tmp"
 
 
@@ -35,13 +37,18 @@ class ParquetShards:
     """Writes rows to DIR/part-NNNNN-of-MMMMM.parquet, `rows_per_shard` rows each.
 
     The total is known only at the end, so shards are written as `.tmp` files and renamed by
-    `close()`, which returns [(relative path, rows)]."""
+    `close()`, which returns [(path, rows)]. Shards of an earlier run in the folder are
+    removed first."""
 
     def __init__(self, folder: str, schema: pa.Schema, rows_per_shard: int = 50_000,
                  row_group: int = 1_000):
         self.folder, self.schema = folder, schema
         self.rows_per_shard, self.row_group = rows_per_shard, row_group
         os.makedirs(folder, exist_ok=True)
+        # Shards of an earlier run (maybe more of them) must not mix with this run's.
+        for name in os.listdir(folder):
+            if _SHARD_FILE.match(name) or name.endswith(TMP_SUFFIX):
+                os.remove(os.path.join(folder, name))
         self._tmp: list[tuple[str, int]] = []
         self._writer: pq.ParquetWriter | None = None
         self._rows_in_shard = 0

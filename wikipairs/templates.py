@@ -25,9 +25,14 @@ def _positional(args: dict[str, str]) -> list[str]:
     return out
 
 
+_DASHES = {"-", "–"}  # {{convert|2|-|5|km}} shows "2–5 km", no spaces around the dash
+
+
 def _convert(args):
     values = _positional(args)
     if len(values) >= 4 and values[1] in _RANGE_WORDS:
+        if values[1] in _DASHES:
+            return f"{values[0]}–{values[2]} {values[3]}"
         return f"{values[0]} {values[1]} {values[2]} {values[3]}"
     if len(values) >= 2:
         return f"{values[0]} {values[1]}"
@@ -65,9 +70,30 @@ def _nihongo(args):
 _IPA_LABELS = {"lang", "local", "us", "uk", "pron", "pronunciation", "audio", "also", "or", ",", ";"}
 
 
+_IPA_SEPARATORS = {",": ", ", ";": "; ", "_": " "}
+_LANG_CODE = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]+)*$")
+
+
 def _ipac(args):
-    parts = [v for v in _positional(args) if v.lower() not in _IPA_LABELS]
-    return "/" + "".join(parts) + "/" if parts else ""
+    """{{IPAc-en|ˈ|v|ɛ|l}} -> /ˈvɛl/; labels (lang, us, ...) dropped, `_` a space, `,` a comma."""
+    parts = [_IPA_SEPARATORS.get(v, v) for v in _positional(args)
+             if v.lower() not in _IPA_LABELS or v in _IPA_SEPARATORS]
+    body = " ".join("".join(parts).split()).strip(" ,;")
+    return f"/{body}/" if body else ""
+
+
+def _respell(args):
+    """{{respell|KESS|ing|əm}} -> KESS-ing-əm (syllables joined by hyphens, `_` a space)."""
+    parts = [v for v in _positional(args) if v]
+    return "-".join(parts).replace("-_-", " ").replace("_", " ")
+
+
+def _ipa(args):
+    """{{IPA|/vɛl/}} and the newer {{IPA|fr|pɔ̃ nœf}} (a language code first)."""
+    values = _positional(args)
+    if len(values) >= 2 and _LANG_CODE.match(values[0]):
+        return values[1]
+    return values[0] if values else ""
 
 
 def _first(args):
@@ -84,7 +110,20 @@ def _last(args):
 
 
 def _sortname(args):
-    return f"{_pos(args, 1)} {_pos(args, 2)}".strip()
+    """{{sortname|Anna|Keller}} shows "Anna Keller", linked to that page (or to the third argument,
+    plus `dab=`) unless `nolink=` is set."""
+    text = f"{_pos(args, 1)} {_pos(args, 2)}".strip()
+    if not text or args.get("nolink", "").strip():
+        return text
+    target = _pos(args, 3) or text
+    dab = args.get("dab", "").strip()
+    return f"[[{target} ({dab})|{text}]]" if dab else f"[[{target}|{text}]]"
+
+
+def _abbrlink(args):
+    """{{abbrlink|VR|Vell Railway}}: the abbreviation, linked to the page it stands for."""
+    abbr, meaning = _pos(args, 1), _pos(args, 2)
+    return f"[[{meaning}|{abbr}]]" if abbr and meaning else abbr
 
 
 def _circa(args):
@@ -119,10 +158,10 @@ RENDERERS = {
     "nowrap": _first, "nobr": _first, "small": _first, "smaller": _first, "big": _first,
     "larger": _first, "sc": _first, "smallcaps": _first, "small caps": _first, "em": _first,
     "strong": _first, "noitalic": _first, "nobold": _first, "resize": _last, "abbr": _first,
-    "abbrlink": _first, "visible anchor": _first, "vanchor": _first, "mvar": _first,
+    "abbrlink": _abbrlink, "visible anchor": _first, "vanchor": _first, "mvar": _first,
     "math": _first, "var": _first, "formatnum": _first, "format price": _first, "gaps": _first,
     "nihongo": _nihongo, "nihongo2": _first,
-    "ipa": _first, "ipac-en": _ipac, "ipa-en": _first, "respell": _ipac, "ipa2": _first,
+    "ipa": _ipa, "ipac-en": _ipac, "ipa-en": _first, "respell": _respell, "ipa2": _first,
     "audio": _second,
     "birth date": _date, "death date": _date, "birth date and age": _date,
     "death date and age": _date, "birth year and age": _first, "death year and age": _first,
@@ -156,5 +195,5 @@ def renderer_for(name: str):
     key = template_key(name)
     found = RENDERERS.get(key)
     if found is None and _LANG_X.match(key):
-        return _second if key.startswith("ipa") else _first
+        return _first  # {{lang-fr|text}}, {{IPA-fr|transcription|label}}
     return found

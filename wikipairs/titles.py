@@ -24,6 +24,8 @@ CANONICAL_NAMESPACES = {
     710: ("TimedText",), 711: ("TimedText talk",), 828: ("Module",), 829: ("Module talk",),
 }
 
+ENGLISH_PROJECT_NAMES = {4: "Wikipedia", 5: "Wikipedia talk"}
+
 # Localized aliases a dump's siteinfo does not list (it gives only each namespace's main name).
 LOCAL_ALIASES = {
     "de": {6: ("Bild", "Datei"), 14: ("Kategorie",), 10: ("Vorlage",)},
@@ -64,7 +66,10 @@ wikitech toollabs doi arxiv google imdb iarchive gutenberg rfc ethnologue iso639
 wikiquote lexeme f wikifunctions
 """.split())
 
+MAX_TITLE_BYTES = 255  # MediaWiki rejects longer titles (namespace prefix not counted)
+
 _WS = re.compile(r"[\s_\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e]")
 
 
@@ -80,8 +85,26 @@ def clean_spaces(text: str) -> str:
     return _WS.sub(" ", _BIDI.sub("", text)).strip()
 
 
-def upper_first(text: str) -> str:
-    return text[:1].upper() + text[1:] if text else text
+# Turkic wikis upper-case a dotted i to İ (MediaWiki's LanguageTr/LanguageAz).
+DOTTED_I_LANGS = frozenset({"tr", "az"})
+
+
+def upper_first(text: str, lang: str = "") -> str:
+    """MediaWiki's ucfirst as configured on Wikimedia wikis: a letter whose upper case is not one
+    letter stays as it is (ß, ŉ, ligatures: the articles "ß" and "ﬁ" keep them), Georgian is never
+    upper-cased (no Mtavruli), and Turkish/Azerbaijani i becomes İ."""
+    if not text:
+        return text
+    first = text[0]
+    if first == "i" and lang in DOTTED_I_LANGS:
+        upper = "İ"
+    elif "\u10d0" <= first <= "\u10ff":
+        upper = first
+    else:
+        upper = first.upper()
+        if len(upper) != 1:
+            upper = first
+    return upper + text[1:]
 
 
 class TitleParser:
@@ -90,8 +113,11 @@ class TitleParser:
     def __init__(self, site: SiteInfo):
         self.site = site
         self._names: dict[str, Namespace] = {}
+        # No namespaces in the siteinfo: English Wikipedia's, whose project namespace (4) is
+        # "Wikipedia" (Project:/WP: stay aliases of it).
         namespaces = dict(site.namespaces) or {
-            k: Namespace(k, names[0], site.case) for k, names in CANONICAL_NAMESPACES.items()
+            k: Namespace(k, ENGLISH_PROJECT_NAMES.get(k, names[0]), site.case)
+            for k, names in CANONICAL_NAMESPACES.items()
         }
         self.namespaces = namespaces
         for ns in namespaces.values():
@@ -116,23 +142,31 @@ class TitleParser:
         return cached
 
     def _parse(self, raw: str) -> Title | None:
+        # As MediaWiki's parser: %-escapes first (rawurldecode), then character references.
         text = raw
-        if "&" in text:
-            text = html.unescape(text)
         if "%" in text:
             text = unquote(text)
+        if "&" in text:
+            text = html.unescape(text)
         text, _, fragment = text.partition("#")
         text = clean_spaces(text)
         fragment = clean_spaces(fragment)
         text = text.lstrip(":").lstrip()
         if not text:
             return None
-        if any(c in text for c in "[]{}|<>"):
-            return None
+        if any(c in text for c in "[]{}|<>") or ("%" in text and _PERCENT_ESCAPE.search(text)):
+            return None  # characters MediaWiki never allows in a title, %XX left after decoding too
         ns = self.namespaces.get(0) or Namespace(0, "", self.site.case)
         prefix, colon, rest = text.partition(":")
+        key = prefix.strip().casefold() if colon else ""
+        if colon and key == self.site.lang and key in LANGUAGE_CODES and key not in self._names:
+            # A prefix naming this wiki's own language is a local link ([[en:Foo]] on enwiki).
+            text = rest.strip().lstrip(":").lstrip()
+            if not text:
+                return None
+            prefix, colon, rest = text.partition(":")
+            key = prefix.strip().casefold() if colon else ""
         if colon:
-            key = prefix.strip().casefold()
             if key in self._names:
                 ns = self._names[key]
                 text = rest.strip()
@@ -141,8 +175,10 @@ class TitleParser:
             elif key in LANGUAGE_CODES or key in INTERWIKI_PREFIXES:
                 return Title(0, clean_spaces(rest), fragment, interwiki=key)
         if ns.case == "first-letter":
-            text = upper_first(text)
+            text = upper_first(text, self.site.lang)
         full = f"{ns.name}:{text}" if ns.name else text
+        if len(text.encode("utf-8")) > MAX_TITLE_BYTES:
+            return None
         return Title(ns.id, full, fragment)
 
     def normalize(self, raw: str) -> str | None:

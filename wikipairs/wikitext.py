@@ -162,7 +162,10 @@ class Cleaner:
         if not self.options.keep_tables:
             return "\n\n"
         rows, cells = [], []
-        for line in source.splitlines()[1:]:
+        # Templates first: a cell's first "|" separates attributes only outside templates.
+        body = source.split("\n", 1)[1] if "\n" in source else ""
+        body = self.expand_templates(body[: body.rfind("|}")], counts, depth + 1)
+        for line in body.splitlines():
             line = line.strip()
             if line.startswith(("|-", "|}")):
                 if cells:
@@ -179,8 +182,7 @@ class Cleaner:
                 cells[-1] += " " + line
         if cells:
             rows.append(" ; ".join(cells))
-        body = "\n\n".join(rows)
-        return "\n\n" + self.expand_templates(body, counts, depth + 1) + "\n\n"
+        return "\n\n" + "\n\n".join(rows) + "\n\n"
 
     def strip_special_links(self, text: str) -> tuple[str, list[str]]:
         """Remove File/Image/Media links (captions too) and categories; return the categories."""
@@ -345,6 +347,8 @@ class Cleaner:
             if parsed is not None and parsed.interwiki and not raw.lstrip().startswith(":") \
                     and parsed.interwiki not in _INTERWIKI_ONLY:
                 return None  # an interlanguage link: shown in the sidebar, not in the text
+        if parsed is not None and parsed.ns != 0 and not parsed.interwiki and anchor == raw.strip(" :"):
+            anchor = parsed.title.split(":", 1)[1]  # [[:Category:Towns]] reads "Towns" in text
         if parsed is None or parsed.interwiki or parsed.ns != 0:
             return _Piece(anchor)
         target = self.resolve(parsed.title) if self.resolve else parsed.title

@@ -1,0 +1,123 @@
+"""Which main-namespace pages are not prose articles (wikipairs.filters.skip_reason)."""
+from __future__ import annotations
+
+import pytest
+
+from wikipairs.filters import skip_reason
+from wikipairs.records import Page
+
+PROSE = "'''Ardmere''' is a market town on the [[River Vell]]. It had 18,420 people {{as of|2020}}."
+
+
+def page(title: str, text: str = PROSE) -> Page:
+    return Page(id=1, ns=0, title=title, text=text)
+
+
+# ---- disambiguation --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("title", [
+    "Vell (disambiguation)",
+    "Mercury (Disambiguation)",
+    "Vell (Begriffsklärung)",
+    "Vell (homonymie)",
+    "Βελ (αποσαφήνιση)",
+])
+def test_disambiguation_by_title(title):
+    assert skip_reason(page(title)) == "disambiguation", title
+
+
+@pytest.mark.parametrize("text", [
+    "'''Vell''' may refer to:\n* [[River Vell]]\n\n{{Disambiguation}}",
+    "'''Vell''' may refer to:\n* [[River Vell]]\n\n{{disambiguation|geo}}",
+    "* [[River Vell]]\n{{dab}}",
+    "* [[River Vell]]\n{{DAB}}",
+    "* [[River Vell]]\n{{Disambig}}",
+    "* [[River Vell]]\n{{ disambiguation }}",
+    "* [[River Vell]]\n{{Template:Disambiguation}}",
+    "* [[Jonas Vell]]\n* [[Anna Vell]]\n{{hndis|name=Vell}}",
+    "* [[Jonas Vell]]\n{{Human name disambiguation}}",
+    "* [[Vell, Ohio]]\n{{Geodis}}",
+    "* [[Vell, Ohio]]\n{{Place_name_disambiguation}}",
+    "'''Vell''' steht für:\n* [[Vell (Fluss)]]\n\n{{Begriffsklärung}}",
+    "'''Vell''' peut désigner :\n* [[Vell (rivière)]]\n\n{{Homonymie}}",
+    "'''Βελ''' μπορεί να αναφέρεται:\n* [[Βελ (ποταμός)]]\n\n{{Αποσαφήνιση}}",
+    "* [[River Vell]]\n{{disambiguation\n|geo}}",
+])
+def test_disambiguation_by_template(text):
+    assert skip_reason(page("Vell", text)) == "disambiguation", text
+
+
+@pytest.mark.parametrize("categories", [
+    ["Disambiguation pages"],
+    ["All disambiguation pages"],
+    ["Place name disambiguation pages"],
+    ["Disambiguation"],
+    ["Begriffsklärung"],
+    ["Homonymie"],
+    ["Homonymie de toponyme"],
+    ["Wikipedia:Desambiguación"],
+    ["Σελίδες αποσαφήνισης"],
+])
+def test_disambiguation_by_category(categories):
+    assert skip_reason(page("Vell", "* [[River Vell]]"), categories) == "disambiguation", categories
+
+
+def test_topic_categories_about_disambiguation_are_prose():
+    """An article about word-sense disambiguation is an article, not a disambiguation page."""
+    lesk = page("Lesk algorithm", "The '''Lesk algorithm''' is a classical algorithm for "
+                "[[word sense disambiguation]].")
+    assert skip_reason(lesk, ["Word-sense disambiguation", "Natural language processing"]) is None
+    assert skip_reason(page("Word-sense disambiguation"), ["Word-sense disambiguation"]) is None
+
+
+def test_templates_named_like_dab_words_are_not_dab():
+    assert skip_reason(page("Vell", PROSE + "\n{{Disambiguation needed|date=May 2020}}")) is None
+    assert skip_reason(page("Vell", PROSE + "\n{{About|the river|other uses|Vell (disambiguation)}}"
+                            )) is None
+    assert skip_reason(page("Vell", PROSE + "\n{{Short description|Disambiguation-free river}}"
+                            )) is None
+
+
+# ---- lists -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("title", [
+    "List of bridges over the Vell",
+    "Lists of bridges",
+    "list of rivers of England",
+    "Index of Vell Valley-related articles",
+    "Outline of the Vell Valley",
+    "Glossary of bridge terms",
+    "Liste der Brücken über die Vell",
+    "Liste des ponts",
+    "Lista de puentes",
+])
+def test_list_by_title(title):
+    assert skip_reason(page(title)) == "list", title
+
+
+def test_list_by_category_and_template():
+    assert skip_reason(page("Bridges of the Vell"), ["Lists of bridges"]) == "list"
+    assert skip_reason(page("Bridges of the Vell", "{{Dynamic list}}\n* [[Old Bridge]]")) == "list"
+
+
+@pytest.mark.parametrize("title", [
+    "Listing (finance)", "Listeria", "Indexer", "Indexed family", "Outlines", "Listed building",
+])
+def test_titles_that_only_start_like_lists(title):
+    assert skip_reason(page(title)) is None, title
+
+
+# ---- articles ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("title, categories", [
+    ("Ardmere", ["Towns in the Vell Valley", "Market towns"]),
+    ("River Vell", ["Rivers of the Vell Valley"]),
+    ("Vell", []),
+    ("Vell Valley University", ["Universities"]),
+])
+def test_normal_article(title, categories):
+    assert skip_reason(page(title), categories) is None
+
+
+def test_disambiguation_wins_over_list():
+    assert skip_reason(page("List of Vells (disambiguation)")) == "disambiguation"

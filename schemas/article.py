@@ -14,7 +14,9 @@ LINK = Field("link", "struct", "A wikilink in the article text.", fields=(
     Field("target", "string", "Normalized title of the linked page, redirects resolved."),
     Field("raw_target", "string", "Normalized title as written, before redirect resolution."),
     Field("anchor", "string", "Anchor text as it appears in the sentence."),
-    Field("section", "int32", "Index of the section holding the link."),
+    Field("section", "int32", "Index of the section holding the link; -1 for a link that is not in "
+          "the text (inside a dropped template such as an infobox, or a dropped table): then "
+          "paragraph, sentence, start and end are -1 too."),
     Field("paragraph", "int32", "Index of the paragraph in its section."),
     Field("sentence", "int32", "Index of the sentence in its paragraph."),
     Field("start", "int32", "Start offset of the anchor in the sentence (characters)."),
@@ -26,7 +28,8 @@ ARTICLE = (
     Field("title", "string", "Normalized page title."),
     Field("lang", "string", "Wiki language code (siteinfo, or --lang)."),
     Field("sections", "list", "Sections in page order.", item=SECTION),
-    Field("links", "list", "Links to main-namespace pages, in text order.", item=LINK),
+    Field("links", "list", "Links to main-namespace pages: those in the text in text order, then "
+          "those outside it (section -1).", item=LINK),
     Field("categories", "list", "Category names (without the namespace prefix).", item="string"),
 )
 

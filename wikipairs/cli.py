@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from importlib import resources
 
 import click
@@ -18,24 +19,54 @@ def sample_dump() -> str:
     return str(resources.files("wikipairs") / "data" / "sample.xml.bz2")
 
 
+class _OneLineUsageError(click.UsageError):
+    """A usage error shown as one line on stderr (click shows the usage, a hint and the error)."""
+
+    def show(self, file=None):
+        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
+        message = self.format_message().strip().splitlines()
+        click.echo(f"wikipairs: error: {message[0] if message else 'bad usage'}{hint}",
+                   file=file, err=True)
+
+
+# `wikipairs` alone shows the help (click >= 8.2 raises this UsageError for it): keep that.
+_HELP_ERRORS = tuple(e for e in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if e)
+
+
+def _one_line(error: click.UsageError) -> click.UsageError:
+    if isinstance(error, (_OneLineUsageError, *_HELP_ERRORS)):
+        return error
+    one = _OneLineUsageError(error.format_message(), ctx=error.ctx)
+    one.exit_code = error.exit_code
+    return one
+
+
 class _Group(click.Group):
     """Turns every error into one line on stderr (a traceback only with --debug)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:  # errors in the group's own options (`wikipairs --bogus`)
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as e:
+            raise _one_line(e) from None
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except click.UsageError as e:  # unknown command, a subcommand's bad option or value
+            raise _one_line(e) from None
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
-        except WikipairsError as e:
+        except WikipairsError as e:  # --debug: the traceback too, and the same exit status
             if ctx.obj and ctx.obj.get("debug"):
-                raise
+                traceback.print_exc()
             _fail(str(e))
         except KeyboardInterrupt:
             click.echo("wikipairs: interrupted", err=True)
             sys.exit(130)
         except Exception as e:  # a bug, not bad input: still one line unless --debug
             if ctx.obj and ctx.obj.get("debug"):
-                raise
+                traceback.print_exc()
             _fail(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)",
                   status=1)
 
@@ -58,7 +89,8 @@ def _namespaces(value: str) -> tuple[int, ...]:
     try:
         return tuple(sorted({int(v) for v in value.split(",") if v.strip()}))
     except ValueError:
-        raise click.BadParameter("expected comma-separated namespace numbers, e.g. 0 or 0,14")
+        raise click.BadParameter("expected comma-separated namespace numbers, e.g. 0 or 0,14",
+                                 param_hint="'--namespaces'") from None
 
 
 @main.command()
@@ -107,5 +139,5 @@ def _print_summary(summary: dict, output: str) -> None:
     echo(f"output            {os.path.abspath(output)}")
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # python -m wikipairs.cli: same messages as the installed command
+    main(prog_name="wikipairs")

@@ -2,8 +2,10 @@
 
 Plain, .bz2 (multistream too: Python's bz2 reads concatenated streams), .gz and .xz files,
 recognized by their first bytes; several files or glob patterns; memory stays flat because pages
-are read one at a time. Export versions 0.3 to 0.11: old ones have no <ns>, and mwxml derives the
-namespace from the title prefix. Files without <siteinfo> get English defaults.
+are read one at a time. Export versions 0.3 to 0.11: old ones have no <ns>, and the namespace
+comes from the title prefix (siteinfo names, canonical names and aliases). Files without <siteinfo>
+get English defaults. A file that ends mid-page (a cut plain file, or compressed data cut before
+its end marker) is a TruncatedDumpError, or, with allow_truncated, ends after its last complete page.
 """
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ from .titles import TitleParser
 
 _MAGIC = [(b"BZh", bz2.open), (b"\x1f\x8b", gzip.open), (b"\xfd7zXZ\x00", lzma.open)]
 _HEAD_BYTES = 1 << 16
+# Expat errors that mean "the document stopped": no closing root element, a token, a character or
+# a CDATA section cut short. Any other error (an invalid token, a mismatched tag) is bad XML.
+_CUT_XML_ERRORS = {3, 5, 6, 20}
 
 # "#REDIRECT [[Target]]" in page text, for old dumps without <redirect>; localized magic words.
 REDIRECT_WORDS = ("REDIRECT", "REDIRECTION", "WEITERLEITUNG", "ΑΝΑΚΑΤΕΥΘΥΝΣΗ", "REDIRECCIÓN",
@@ -59,10 +64,16 @@ def expand_inputs(patterns: Iterable[str]) -> list[str]:
 
 
 class _EofTracker(io.RawIOBase):
-    """Wraps a binary stream and remembers whether it reached the end (to tell a cut file)."""
+    """Wraps a binary stream and remembers whether it reached the end (to tell a cut file).
 
-    def __init__(self, raw):
-        self.raw, self.eof = raw, False
+    `cut` is true when the compressed data stopped before its end marker (see _StopAtCut)."""
+
+    def __init__(self, raw, decompressor: "_StopAtCut | None" = None):
+        self.raw, self.eof, self._decompressor = raw, False, decompressor
+
+    @property
+    def cut(self) -> bool:
+        return self._decompressor is not None and self._decompressor.cut
 
     def readable(self):
         return True
@@ -75,24 +86,58 @@ class _EofTracker(io.RawIOBase):
         return len(data)
 
 
+class _StopAtCut(io.RawIOBase):
+    """A decompressed stream that ends, instead of raising EOFError, where the compressed data of a
+    cut download stops before its end marker; `cut` records that it happened.
+
+    It reads with `read1`: `read(n)` of a BZ2File/GzipFile/LZMAFile drops the data it decompressed
+    in the same call when it then meets the cut, which would lose the last complete pages."""
+
+    def __init__(self, stream):
+        self.stream, self.cut = stream, False
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        view, filled = memoryview(buffer).cast("B"), 0
+        while filled < len(view) and not self.cut:
+            try:
+                data = self.stream.read1(len(view) - filled)
+            except EOFError:
+                self.cut = True
+                break
+            if not data:
+                break
+            view[filled:filled + len(data)] = data
+            filled += len(data)
+        return filled
+
+    def close(self):
+        self.stream.close()
+        super().close()
+
+
 def _open_binary(path: str):
     with open(path, "rb") as f:
         magic = f.read(6)
     for prefix, opener in _MAGIC:
         if magic.startswith(prefix):
-            return opener(path, "rb")
+            return _StopAtCut(opener(path, "rb"))
     return open(path, "rb")
 
 
-def _decoded_stream(path: str) -> io.RawIOBase:
-    """A binary UTF-8 stream of the file's XML, whatever its compression or UTF-16 BOM."""
+def _decoded_stream(path: str) -> tuple[io.RawIOBase, "_StopAtCut | None"]:
+    """A binary UTF-8 stream of the file's XML, whatever its compression or UTF-16 BOM, and the
+    decompressor (None for a plain file), which tells whether the compressed data was cut."""
     stream = _open_binary(path)
-    if not isinstance(stream, io.BufferedReader):  # compressed: decompress on another core
+    decompressor = stream if isinstance(stream, _StopAtCut) else None
+    if decompressor is not None:  # compressed: decompress on another core
         stream = io.BufferedReader(ReadAhead(stream), 1 << 16)
     head = stream.peek(4)[:4]
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return _Utf8Reencoder(io.TextIOWrapper(stream, encoding="utf-16"))
-    return stream
+        return _Utf8Reencoder(io.TextIOWrapper(stream, encoding="utf-16")), decompressor
+    return stream, decompressor
 
 
 class _Utf8Reencoder(io.RawIOBase):
@@ -135,14 +180,30 @@ class DumpFile:
 
     def __init__(self, path: str, lang: str | None = None):
         self.path = path
-        if os.path.getsize(path) == 0:
+        self._pages_before = 0
+        try:
+            size = os.path.getsize(path)
+        except OSError as e:
+            raise DumpError(f"{path}: cannot read it ({e.strerror or e})") from None
+        if size == 0:
             raise DumpError(f"{path}: empty file, not a MediaWiki XML dump")
-        with self._errors_as_dump_errors(Counter(), allow_truncated=False):
-            self._eof = _EofTracker(_decoded_stream(path))
-            self._stream = io.BufferedReader(self._eof, _HEAD_BYTES)
-            head = self._stream.peek(_HEAD_BYTES)[:_HEAD_BYTES]
-            xml = self._with_siteinfo(head)
-            self._dump = mwxml.Dump.from_file(xml)
+        head = b""
+        self._cut_in_header = False  # the file ends before its first page: no pages at all
+        try:
+            with self._errors_as_dump_errors(Counter(), allow_truncated=False):
+                self._eof = _EofTracker(*_decoded_stream(path))
+                self._stream = io.BufferedReader(self._eof, _HEAD_BYTES)
+                head = self._stream.peek(_HEAD_BYTES)[:_HEAD_BYTES]
+                xml = self._with_siteinfo(head)
+                self._dump = mwxml.Dump.from_file(xml)
+        except TruncatedDumpError:
+            # pages() reports it, so that --allow-truncated treats it like any cut file.
+            self._cut_in_header = True
+            self._dump = self._header_only(head)
+        # Export versions before 0.5 have no <ns>: mwxml then reads the namespace off the title
+        # with the siteinfo's names only (or none, without <siteinfo>), so we derive it ourselves.
+        page_at = head.find(b"<page>")
+        self._has_ns = page_at < 0 or b"<ns>" in head[page_at:page_at + 4096]
         text_head = head.decode("utf-8", "replace")
         self.site = self._site_info(self._dump.site_info, text_head, lang)
         self.titles = TitleParser(self.site)
@@ -152,12 +213,28 @@ class DumpFile:
         root = re.search(rb"<mediawiki\b[^>]*>", head)
         if root is None or not re.match(rb"^(\xef\xbb\xbf)?\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mediawiki\b",
                                         head, re.S):
+            if self._eof.cut and not head.strip():  # a cut .bz2 block gives no data at all
+                raise TruncatedDumpError(f"{self.path}: truncated dump")
             raise DumpError(f"{self.path}: not a MediaWiki XML dump (no <mediawiki> root element)")
         page_at = head.find(b"<page>")
         if b"<siteinfo>" in head[: page_at if page_at >= 0 else None]:
             return self._stream
         start = self._stream.read(root.end())
         return _Concat([start + b"<siteinfo></siteinfo>", self._stream])
+
+    @staticmethod
+    def _header_only(head: bytes):
+        """A dump without pages, with the <siteinfo> of `head` where it is complete."""
+        root = re.search(rb"<mediawiki\b[^>]*>", head)
+        root = root.group() if root else b"<mediawiki>"
+        start, end = head.find(b"<siteinfo>"), head.find(b"</siteinfo>")
+        for siteinfo in ([head[start:end + len(b"</siteinfo>")]] if 0 <= start < end else []) + \
+                [b"<siteinfo></siteinfo>"]:
+            try:
+                return mwxml.Dump.from_file(io.BytesIO(root + siteinfo + b"</mediawiki>"))
+            except (ParseError, mwxml.errors.MalformedXML, ValueError):
+                continue
+        return mwxml.Dump.from_file(io.BytesIO(b"<mediawiki><siteinfo></siteinfo></mediawiki>"))
 
     @contextlib.contextmanager
     def _errors_as_dump_errors(self, counts: Counter, allow_truncated: bool):
@@ -168,8 +245,10 @@ class DumpFile:
             raise
         except (ParseError, mwxml.errors.MalformedXML, EOFError, lzma.LZMAError, OSError,
                 AssertionError, UnicodeError, ValueError) as e:
-            cut = isinstance(e, EOFError) or "no element found" in str(e) or (
-                hasattr(self, "_eof") and self._eof.eof and not isinstance(e, UnicodeError))
+            tracker = getattr(self, "_eof", None)
+            cut = isinstance(e, EOFError) or (tracker is not None and tracker.cut) or (
+                isinstance(e, ParseError) and e.code in _CUT_XML_ERRORS
+                and (tracker is None or tracker.eof))
             if not cut:
                 raise DumpError(f"{self.path}: not a readable MediaWiki XML dump ({e})") from None
             if allow_truncated:
@@ -177,12 +256,20 @@ class DumpFile:
                 return
             raise TruncatedDumpError(
                 f"{self.path}: truncated dump, it ends in the middle of a page after "
-                f"{counts['pages_read']} complete pages (use --allow-truncated to keep them)"
+                f"{counts['pages_read'] - self._pages_before} complete pages "
+                f"(use --allow-truncated to keep them)"
             ) from None
 
     def pages(self, counts: Counter | None = None, allow_truncated: bool = False) -> Iterator[Page]:
         """Yield each page (its last revision); `counts` gets pages_read and truncated_files."""
         counts = counts if counts is not None else Counter()
+        self._pages_before = counts["pages_read"]  # the counter may be shared by several files
+        if self._cut_in_header:
+            if allow_truncated:
+                counts["truncated_files"] += 1
+                return
+            raise TruncatedDumpError(f"{self.path}: truncated dump, it ends before its first page "
+                                     f"(use --allow-truncated to go on without it)")
         with self._errors_as_dump_errors(counts, allow_truncated):
             for page in self._dump:
                 text = None
@@ -208,7 +295,10 @@ class DumpFile:
             title = f"{ns_info.name}:{title}"
         parsed = self.titles.parse(title)
         norm = parsed.title if parsed and not parsed.interwiki else title
-        ns = page.namespace if page.namespace is not None else (parsed.ns if parsed else 0)
+        if self._has_ns and page.namespace is not None:
+            ns = page.namespace
+        else:
+            ns = parsed.ns if parsed and not parsed.interwiki else 0
         redirect = page.redirect
         if redirect is None:
             match = _REDIRECT_TEXT.match(text)

@@ -78,7 +78,7 @@ def read_redirects_and_training_text(dumps: list[DumpFile], need_text: bool, cou
     for dump in dumps:
         cleaner = Cleaner(dump.titles, splitter=None) if need_text else None
         for page in dump.pages(counts, allow_truncated):
-            if page.redirect and page.ns == 0:
+            if page.redirect:
                 redirects.append(Redirect(page.title, page.redirect))
             elif cleaner is not None and size < TRAINING_CHARS and page.ns == 0:
                 for paragraph in cleaner.plain_paragraphs(page):

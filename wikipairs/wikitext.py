@@ -43,7 +43,7 @@ BOILERPLATE_SECTIONS = {
 DROPPED_TAGS = ("ref", "references", "math", "chem", "ce", "score", "code", "syntaxhighlight",
                 "source", "pre", "gallery", "timeline", "graph", "mapframe", "maplink", "imagemap",
                 "templatedata", "hiero", "inputbox", "categorytree", "noinclude", "includeonly",
-                "templatestyles", "charinsert", "indicator", "section", "tabs", "math chem")
+                "templatestyles", "charinsert", "indicator", "section", "tabs", "table")
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _DROPPED = re.compile(
@@ -61,6 +61,7 @@ _URL = re.compile(r"\b(?:https?|ftp)://\S+")
 _TAG_LEFTOVER = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*\b[^<>]*>")
 _SPACES = re.compile(r"\s+")
 _SIMPLE_LINK = re.compile(r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\]([^\W\d_]*)")
+_HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
 
 BREAK_TAGS = {"br", "hr", "p", "div", "li", "tr", "td", "th"}
@@ -90,6 +91,7 @@ class Cleaner:
     resolve: callable = None  # title -> redirect-resolved title
 
     def __post_init__(self):
+        self._hidden_links: list[Link] = []  # links of the page being parsed that are not in text
         lang = self.titles.site.lang
         self.boilerplate = BOILERPLATE_SECTIONS["en"] | BOILERPLATE_SECTIONS.get(lang, set())
         self.file_names = self.titles.namespace_names(6) | self.titles.namespace_names(-2)
@@ -148,6 +150,7 @@ class Cleaner:
         renderer = renderer_for(name) if ":" not in name or name.lower().startswith("template:") \
             else None
         if renderer is None or depth > 20:
+            self._collect_hidden_links(source)
             return ""
         counts["templates_kept"] += 1
         template = mwparserfromhell.parse(source).nodes[0]
@@ -160,6 +163,7 @@ class Cleaner:
     def _render_table(self, source: str, counts: Counter, depth: int) -> str:
         counts["tables"] += 1
         if not self.options.keep_tables:
+            self._collect_hidden_links(source)
             return "\n\n"
         rows, cells = [], []
         # Templates first: a cell's first "|" separates attributes only outside templates.
@@ -183,6 +187,20 @@ class Cleaner:
         if cells:
             rows.append(" ; ".join(cells))
         return "\n\n" + "\n\n".join(rows) + "\n\n"
+
+    def _collect_hidden_links(self, source: str) -> None:
+        """Links inside dropped templates (infoboxes) and tables are not in the text, but they are
+        in the page's link graph: keep them with no position (section, sentence... = -1)."""
+        if "[[" not in source:
+            return
+        for m in _HIDDEN_LINK.finditer(source):
+            parsed = self.titles.parse(m.group(1))
+            if parsed is None or parsed.interwiki or parsed.ns != 0:
+                continue
+            target = self.resolve(parsed.title) if self.resolve else parsed.title
+            anchor = _unescape(m.group(2) if m.group(2) is not None else m.group(1)).strip()
+            self._hidden_links.append(Link(target=target, anchor=anchor, section=-1, paragraph=-1,
+                                           sentence=-1, start=-1, end=-1, raw_target=parsed.title))
 
     def strip_special_links(self, text: str) -> tuple[str, list[str]]:
         """Remove File/Image/Media links (captions too) and categories; return the categories."""
@@ -356,6 +374,7 @@ class Cleaner:
 
     def plain_paragraphs(self, page: Page) -> list[str]:
         """Clean paragraph texts of a page, not split into sentences (to train Punkt on)."""
+        self._hidden_links = []
         text, _ = self.strip(page.text, Counter())
         return [_SPACES.sub(" ", "".join(p.text for p in self.render(paragraph))).strip()
                 for _, _, body in self.sections(text) for paragraph in self.paragraphs(body)]
@@ -363,6 +382,7 @@ class Cleaner:
     # ---- the article ---------------------------------------------------------------------
     def article(self, page: Page, counts: Counter | None = None) -> Article:
         counts = counts if counts is not None else Counter()
+        self._hidden_links: list[Link] = []
         text, categories = self.strip(page.text, counts)
         article = Article(id=page.id, title=page.title, lang=self.titles.site.lang,
                           categories=categories)
@@ -381,6 +401,7 @@ class Cleaner:
                 article.sections.append(section)
             elif level:
                 counts["empty_sections"] += 1
+        article.links.extend(self._hidden_links)
         if not article.sections or article.sections[0].level != 0:
             article.sections.insert(0, Section(heading="", level=0))  # no lead text
         return article

@@ -1,0 +1,132 @@
+"""Shared fixtures: the real dumps in ../shared/data, each parsed once per session, and the CLI.
+
+The real data lives next to the project (`../shared/data`, see its README.md); tests read it in
+place and never copy it into the repository. Nothing is downloaded.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import nltk.data
+import pyarrow.parquet as pq
+import pytest
+
+from wikipairs.parse import ParseConfig, iter_articles
+from wikipairs.records import Article
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+WIKI = SHARED_DATA / "wiki"
+NLTK_DATA = SHARED_DATA / "nltk_data"
+SAMPLE_DUMP = REPO / "wikipairs" / "data" / "sample.xml.bz2"  # bundled with the package
+
+
+def wiki_file(name: str) -> Path:
+    path = WIKI / name
+    if not path.is_file():
+        pytest.fail(f"real test data missing: {path} (the tests read ../shared/data, see "
+                    f"../shared/data/README.md)", pytrace=False)
+    return path
+
+
+def punkt_free_paths() -> list[str]:
+    """nltk.data.path without folders holding a punkt_tab model: with NLTK_DATA pointing
+    elsewhere, no model can then be found (wikipairs.sentences looks in NLTK_DATA, then there)."""
+    return [p for p in nltk.data.path if not os.path.isdir(os.path.join(p, "tokenizers", "punkt_tab"))]
+
+
+@dataclass
+class ParsedDump:
+    path: Path
+    articles: list[Article]
+    counts: Counter
+    info: dict
+
+    def article(self, title: str) -> Article:
+        for article in self.articles:
+            if article.title == title:
+                return article
+        raise AssertionError(f"{self.path.name}: no article {title!r} among {len(self.articles)}")
+
+
+@pytest.fixture(scope="session")
+def parsed_dumps():
+    """name -> ParsedDump; each real dump is parsed at most once per session.
+
+    Parsing sees only the shared punkt_tab models (NLTK_DATA=../shared/data/nltk_data, and no
+    other folder with a punkt_tab model), so English uses punkt_tab and Greek a trained model on
+    every machine, whatever NLTK_DATA the caller has."""
+    cache: dict[str, ParsedDump] = {}
+
+    def parse(name: str) -> ParsedDump:
+        if name not in cache:
+            path = wiki_file(name)
+            counts, info = Counter(), {}
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("NLTK_DATA", str(NLTK_DATA))
+                mp.setattr(nltk.data, "path", punkt_free_paths())
+                articles = list(iter_articles(ParseConfig(inputs=[str(path)], output=""),
+                                              counts, info))
+            cache[name] = ParsedDump(path, articles, counts, info)
+        return cache[name]
+
+    return parse
+
+
+@pytest.fixture(scope="session")
+def enwiki_gensim(parsed_dumps) -> ParsedDump:
+    return parsed_dumps("enwiki-sample-gensim.xml.bz2")
+
+
+@pytest.fixture(scope="session")
+def enwiki_tables(parsed_dumps) -> ParsedDump:
+    return parsed_dumps("enwiki-table-markup.xml.bz2")
+
+
+@pytest.fixture(scope="session")
+def elwiki_sample(parsed_dumps) -> ParsedDump:
+    return parsed_dumps("elwiki-sample.xml.bz2")
+
+
+# ---- the command line -----------------------------------------------------------------------
+
+def run_cli(*args: str, cwd: Path | str | None = None, timeout: float = 300
+            ) -> subprocess.CompletedProcess:
+    """`wikipairs ARGS` in a fresh interpreter: real exit status, real stdout and stderr."""
+    env = dict(os.environ, NLTK_DATA=str(NLTK_DATA), PYTHONIOENCODING="utf-8")
+    return subprocess.run([sys.executable, "-m", "wikipairs.cli", *map(str, args)], cwd=cwd,
+                          env=env, capture_output=True, text=True, encoding="utf-8",
+                          timeout=timeout)
+
+
+def describe(result: subprocess.CompletedProcess) -> str:
+    return (f"\n$ wikipairs {' '.join(map(str, result.args[3:]))}\nexit status {result.returncode}"
+            f"\n--- stdout ---\n{result.stdout[-3000:]}\n--- stderr ---\n{result.stderr[-3000:]}")
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
+    """Exit status 2, exactly one line on stderr ("wikipairs: error: ..."), no traceback."""
+    lines = result.stderr.splitlines()
+    assert result.returncode == 2, "expected exit status 2" + describe(result)
+    assert len(lines) == 1, "expected exactly one line on stderr" + describe(result)
+    assert "Traceback" not in result.stderr, describe(result)
+    assert lines[0].startswith("wikipairs: error: "), describe(result)
+    for fragment in fragments:
+        assert fragment.lower() in lines[0].lower(), \
+            f"the error line should mention {fragment!r}" + describe(result)
+    return lines[0]
+
+
+def read_articles(output: Path | str) -> list[dict]:
+    """All article rows written by `wikipairs parse` into `output`, in shard order."""
+    shards = sorted(Path(output, "articles").glob("part-*.parquet"))
+    assert shards, f"no article shards in {output}"
+    rows = []
+    for shard in shards:
+        rows.extend(pq.read_table(shard).to_pylist())
+    return rows

@@ -1,0 +1,157 @@
+"""The `wikipairs` command: help, version, usage errors, outputs and manifest, a truncated dump."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from importlib import metadata
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from conftest import (SAMPLE_DUMP, assert_one_line_error, describe, read_articles, run_cli,
+                      wiki_file)
+from wikipairs import __version__
+from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
+from wikipairs.shards import sha256_file
+
+
+# ---- basics ---------------------------------------------------------------------------------
+
+def test_help():
+    result = run_cli("--help")
+    assert result.returncode == 0, describe(result)
+    assert "parse" in result.stdout and "--version" in result.stdout, describe(result)
+    assert result.stderr == "", describe(result)
+    result = run_cli("parse", "--help")
+    assert result.returncode == 0, describe(result)
+    for option in ("--input", "--output", "--allow-truncated", "--namespaces"):
+        assert option in result.stdout, describe(result)
+
+
+def test_version():
+    result = run_cli("--version")
+    assert result.returncode == 0, describe(result)
+    assert result.stdout.strip() == f"wikipairs, version {__version__}", describe(result)
+
+
+def test_console_script_is_declared():
+    scripts = metadata.entry_points(group="console_scripts", name="wikipairs")
+    assert [s.value for s in scripts] == ["wikipairs.cli:main"]
+
+
+def test_unknown_option_is_one_error_line(tmp_path):
+    line = assert_one_line_error(run_cli("--no-such-option"), "--no-such-option")
+    assert "Usage" not in line
+    assert_one_line_error(run_cli("parse", "-o", tmp_path / "out", "--bogus"), "--bogus")
+    assert_one_line_error(run_cli("no-such-command"), "no-such-command")
+    assert_one_line_error(run_cli("parse"), "--output")  # a required option missing
+    assert_one_line_error(run_cli("parse", "-o", tmp_path / "out", "--namespaces", "a,b"),
+                          "--namespaces")
+    assert_one_line_error(run_cli("parse", "-o", tmp_path / "out", "--rows-per-shard", "0"),
+                          "--rows-per-shard")
+    assert not (tmp_path / "out").exists()
+
+
+# ---- parse with no input: the bundled sample -------------------------------------------------
+
+def _check_output_folder(out: Path, input_path: Path) -> dict:
+    """The files `parse` writes, the manifest's sha256 and sizes, the schemas; returns the manifest."""
+    assert (out / "articles" / "part-00000-of-00001.parquet").is_file()
+    for name in ("redirects.parquet", "parse_stats.json", "manifest.json"):
+        assert (out / name).is_file(), name
+    on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert not [p for p in on_disk if p.endswith(".tmp")], on_disk
+
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    listed = {entry["path"].replace(os.sep, "/"): entry for entry in manifest["outputs"]}
+    assert sorted(listed) == sorted(p for p in on_disk if p != "manifest.json"), \
+        f"manifest outputs {sorted(listed)} != files on disk {on_disk}"
+    for rel, entry in listed.items():
+        path = out / rel
+        assert entry["sha256"] == sha256_file(str(path)), f"{rel}: sha256 differs from the file"
+        assert entry["bytes"] == path.stat().st_size, rel
+        if rel.endswith(".parquet"):
+            assert entry["rows"] == pq.ParquetFile(path).metadata.num_rows, rel
+    assert manifest["version"] == __version__
+    [source] = manifest["inputs"]
+    assert Path(source["path"]).resolve() == input_path.resolve()
+    assert source["sha256"] == sha256_file(str(input_path))
+    assert source["bytes"] == input_path.stat().st_size
+
+    stats = json.loads((out / "parse_stats.json").read_text(encoding="utf-8"))
+    assert manifest["counts"] == stats
+    articles = pq.read_table(out / "articles" / "part-00000-of-00001.parquet")
+    assert articles.schema.equals(arrow_schema(ARTICLE)), \
+        f"{articles.schema}\n!=\n{arrow_schema(ARTICLE)}"
+    assert articles.num_rows == stats["articles"] > 0
+    redirects = pq.read_table(out / "redirects.parquet")
+    assert redirects.schema.equals(arrow_schema(REDIRECT))
+    return manifest
+
+
+def test_parse_without_input_uses_the_bundled_sample(tmp_path):
+    out = tmp_path / "sample"
+    result = run_cli("parse", "-o", out)
+    assert result.returncode == 0, describe(result)
+    assert "Traceback" not in result.stderr, describe(result)
+    manifest = _check_output_folder(out, SAMPLE_DUMP)
+    stats = manifest["counts"]
+    assert stats["pages"] == 48 and stats["lang"] == "en", stats
+    assert stats["sentence_splitter"] == "punkt_tab:english", stats
+    assert stats["pages"] == stats["articles"] + stats["redirects"] + sum(stats["skipped"].values())
+    for label in ("pages read", "articles written", "redirects", "sentences", "links"):
+        assert label in result.stdout, describe(result)
+    rows = read_articles(out)
+    assert all(row["sections"][0]["level"] == 0 for row in rows)
+
+    # A second run into the same folder replaces everything, and gives the same articles.
+    again = run_cli("parse", "-q", "-o", out, "-i", SAMPLE_DUMP)
+    assert again.returncode == 0 and again.stderr == "", describe(again)
+    _check_output_folder(out, SAMPLE_DUMP)
+    assert read_articles(out) == rows
+
+
+def test_failed_run_leaves_no_manifest(tmp_path):
+    out = tmp_path / "out"
+    assert run_cli("parse", "-q", "-o", out).returncode == 0
+    assert (out / "manifest.json").is_file()
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<html><body>not a dump</body></html>", encoding="utf-8")
+    assert_one_line_error(run_cli("parse", "-q", "-i", bad, "-o", out), str(bad))
+    assert not (out / "manifest.json").exists(), "a failed run must not leave the old manifest"
+
+
+# ---- a truncated dump -----------------------------------------------------------------------
+
+def test_truncated_dump_fails_with_one_line(tmp_path):
+    truncated = wiki_file("elwiki-truncated.xml.xz")
+    out = tmp_path / "out"
+    result = run_cli("parse", "-i", truncated, "-o", out)
+    line = assert_one_line_error(result, str(truncated), "truncated")
+    assert "--allow-truncated" in line
+    assert not (out / "manifest.json").exists()
+
+
+def test_truncated_dump_with_allow_truncated_keeps_complete_pages(tmp_path, elwiki_sample):
+    """elwiki-sample.xml.bz2 is the same dump cut after its last complete page: the pages read,
+    the counts by reason and the articles must be the same."""
+    truncated = wiki_file("elwiki-truncated.xml.xz")
+    out = tmp_path / "out"
+    result = run_cli("parse", "-q", "-i", truncated, "-o", out, "--allow-truncated")
+    assert result.returncode == 0, describe(result)
+    assert "Traceback" not in result.stderr, describe(result)
+    assert re.search(r"^truncated files\s+1\b", result.stdout, re.M), \
+        "the printed counts should say one file was truncated" + describe(result)
+    stats = json.loads((out / "parse_stats.json").read_text(encoding="utf-8"))
+    counts = elwiki_sample.counts
+    assert stats["truncated_files"] == 1, stats
+    assert stats["pages"] == counts["pages_read"] == 933, (stats, dict(counts))
+    assert stats["articles"] == counts["articles"] == len(elwiki_sample.articles), stats
+    assert stats["redirects"] == counts["redirects"], stats
+    assert stats["skipped"] == {k[len("skipped_"):]: v for k, v in counts.items()
+                                if k.startswith("skipped_")}, (stats, dict(counts))
+    assert (out / "manifest.json").is_file()
+    rows = read_articles(out)
+    assert [(r["id"], r["title"]) for r in rows] == \
+        [(a.id, a.title) for a in elwiki_sample.articles]

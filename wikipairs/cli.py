@@ -124,19 +124,18 @@ def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_d
 
 
 def _print_summary(summary: dict, output: str) -> None:
-    echo = click.echo
-    echo(f"pages read        {summary['pages']:>10,}")
-    echo(f"articles written  {summary['articles']:>10,}")
-    echo(f"redirects         {summary['redirects']:>10,}"
-         f"   ({summary['redirect_cycles_or_too_deep']:,} in cycles or too deep)")
-    for reason, n in summary["skipped"].items():
-        echo(f"skipped: {reason:<9}{n:>10,}")
+    rows = [("pages read", summary["pages"], ""), ("articles written", summary["articles"], ""),
+            ("redirects", summary["redirects"],
+             f"{summary['redirect_cycles_or_too_deep']:,} in cycles or too deep")]
+    rows += [(f"skipped: {reason}", n, "") for reason, n in summary["skipped"].items()]
     if summary["truncated_files"]:
-        echo(f"truncated files   {summary['truncated_files']:>10,}   (complete pages before the cut kept)")
-    echo(f"sentences         {summary['sentences']:>10,}")
-    echo(f"links             {summary['links']:>10,}")
-    echo(f"language          {summary['lang']:>10}   sentences: {summary['sentence_splitter']}")
-    echo(f"output            {os.path.abspath(output)}")
+        rows.append(("truncated files", summary["truncated_files"],
+                     "complete pages before the cut kept"))
+    rows += [("sentences", summary["sentences"], ""), ("links", summary["links"], "")]
+    for label, value, note in rows:
+        click.echo(f"{label:<24}{value:>10,}" + (f"   ({note})" if note else ""))
+    click.echo(f"{'language':<24}{summary['lang']:>10}   sentences: {summary['sentence_splitter']}")
+    click.echo(f"{'output':<24}{os.path.abspath(output)}")
 
 
 if __name__ == "__main__":  # python -m wikipairs.cli: same messages as the installed command

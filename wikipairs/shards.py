@@ -10,8 +10,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
-from collections.abc import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -113,15 +111,6 @@ def prepare_output(folder: str) -> None:
     manifest = os.path.join(folder, MANIFEST)
     if os.path.exists(manifest):
         os.remove(manifest)
-
-
-def remove_outputs(folder: str, names: Iterable[str]) -> None:
-    for name in names:
-        path = os.path.join(folder, name)
-        if os.path.isdir(path):
-            shutil.rmtree(path)
-        elif os.path.exists(path):
-            os.remove(path)
 
 
 def file_entry(folder: str, path: str, rows: int | None = None) -> dict:

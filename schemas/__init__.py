@@ -3,7 +3,11 @@
 Each schema is a tuple of `Field`s; from it come the Arrow schema (Parquet), the tf.train.Example
 feature spec (TFRecord, flat schemas only) and the Markdown tables in schemas/README.md.
 """
-from .fields import Field, arrow_schema, markdown_table, to_arrow_rows
+from .fields import (Field, arrow_schema, example_kinds, example_values, markdown_table,
+                     tf_feature_spec, to_arrow_rows)
 from .article import ARTICLE, REDIRECT
+from .pair import PAIR, TOKEN_IDS, pair_fields
 
-__all__ = ["Field", "arrow_schema", "markdown_table", "to_arrow_rows", "ARTICLE", "REDIRECT"]
+__all__ = ["Field", "arrow_schema", "example_kinds", "example_values", "markdown_table",
+           "tf_feature_spec", "to_arrow_rows", "ARTICLE", "REDIRECT", "PAIR", "TOKEN_IDS",
+           "pair_fields"]

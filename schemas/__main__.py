@@ -1,5 +1,5 @@
 """Print schemas/README.md: `python -m wikipairs.schemas > schemas/README.md` (a test checks it)."""
-from . import ARTICLE, REDIRECT, markdown_table
+from . import ARTICLE, PAIR, REDIRECT, TOKEN_IDS, markdown_table
 
 
 def render() -> str:
@@ -15,6 +15,17 @@ def render() -> str:
         "## Redirect (`redirects.parquet`)",
         "",
         markdown_table(REDIRECT),
+        "",
+        "## Pair (`<task>/part-*.parquet` and `<task>/part-*.tfrecord.gz`, written by `wikipairs build`)",
+        "",
+        "In TFRecord shards each pair is a `tf.train.Example`: strings are `bytes_list`, integers and",
+        "booleans `int64_list` (one value for scalars), token id lists variable-length `int64_list`.",
+        "",
+        markdown_table(PAIR),
+        "",
+        "With `--vocab` also:",
+        "",
+        markdown_table(TOKEN_IDS),
         "",
     ])
 

@@ -60,3 +60,47 @@ def markdown_table(fields: tuple[Field, ...]) -> str:
     for path, f in _walk(fields):
         lines.append(f"| `{path}` | {f.type_name()} | {f.doc} |")
     return "\n".join(lines)
+
+
+# tf.train.Example kinds: every scalar becomes a one-value list, bools become int64.
+_EXAMPLE_KINDS = {"int64": "int64", "int32": "int64", "bool": "int64", "string": "bytes",
+                  "float32": "float"}
+
+
+def example_kinds(fields: tuple[Field, ...]) -> dict[str, tuple[str, bool]]:
+    """name -> (Example list kind: "bytes" | "int64" | "float", is_variable_length).
+
+    Only flat schemas (scalars and lists of scalars) map to tf.train.Example."""
+    kinds = {}
+    for f in fields:
+        if f.type == "list" and isinstance(f.item, str):
+            kinds[f.name] = (_EXAMPLE_KINDS[f.item], True)
+        elif f.type in _EXAMPLE_KINDS:
+            kinds[f.name] = (_EXAMPLE_KINDS[f.type], False)
+        else:
+            raise ValueError(f"field {f.name!r} ({f.type_name()}) has no tf.train.Example form")
+    return kinds
+
+
+def tf_feature_spec(fields: tuple[Field, ...]) -> dict:
+    """The `tf.io.parse_example` spec: FixedLenFeature([]) for scalars, VarLenFeature for lists."""
+    import tensorflow as tf  # only the trainer and tests call this
+
+    dtypes = {"bytes": tf.string, "int64": tf.int64, "float": tf.float32}
+    return {name: tf.io.VarLenFeature(dtypes[kind]) if is_list
+            else tf.io.FixedLenFeature([], dtypes[kind])
+            for name, (kind, is_list) in example_kinds(fields).items()}
+
+
+def example_values(fields: tuple[Field, ...], row: dict) -> dict[str, tuple[str, list]]:
+    """A row as Example features: name -> (kind, values), in schema order."""
+    out = {}
+    for name, (kind, is_list) in example_kinds(fields).items():
+        value = row[name]
+        values = list(value) if is_list else [value]
+        if kind == "bytes":
+            values = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
+        elif kind == "int64":
+            values = [int(v) for v in values]
+        out[name] = (kind, values)
+    return out

@@ -82,3 +82,26 @@ class Article:
             for p, paragraph in enumerate(section.paragraphs):
                 for i, sentence in enumerate(paragraph):
                     yield s, p, i, sentence
+
+
+@dataclass
+class Pair:
+    """A (query, document) pre-training pair with its provenance; see schemas/pair.py."""
+
+    pair_id: str
+    task: str  # "ict", "bfs" or "wlp"
+    lang: str
+    query: str
+    query_page_id: int
+    query_title: str
+    query_section: int
+    query_paragraph: int
+    query_sentence: int
+    doc_page_id: int
+    doc_title: str
+    doc_section: int
+    doc_passage: int
+    doc_text: str
+    anchor: str = ""  # WLP: anchor text of the link from the document page to the query page
+    query_in_doc: bool = False  # ICT: the query sentence was kept in the document
+    link_in_doc: bool = False  # WLP: the document passage holds the link

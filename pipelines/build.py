@@ -1,0 +1,74 @@
+"""The pipeline graph of `wikipairs build` (the driver is wikipairs/build.py)."""
+from __future__ import annotations
+
+import apache_beam as beam
+
+from wikipairs.pair_shards import pair_row, shard_of, write_shard
+from wikipairs.pairs import approx_token_count
+
+from .transforms import ParseAndPair, ReadPages, ResolveRedirects, WlpJoin, flush_counts  # noqa
+
+
+class _ToRow(beam.DoFn):
+    """Pair -> (shard index, row) with token counts (and ids with a vocabulary)."""
+
+    def __init__(self, tokenizer, num_shards: int, query_max: int, doc_max: int):
+        self.tokenizer, self.num_shards = tokenizer, num_shards
+        self.query_max, self.doc_max = query_max, doc_max
+
+    def process(self, pair):
+        count = self.tokenizer.count_tokens if self.tokenizer else approx_token_count
+        row = pair_row(pair, count, self.tokenizer, self.query_max, self.doc_max)
+        yield shard_of(pair.pair_id, self.num_shards), row
+
+
+class _WriteShard(beam.DoFn):
+    def __init__(self, output: str, task: str, num_shards: int, formats, with_ids: bool):
+        self.output, self.task, self.num_shards = output, task, num_shards
+        self.formats, self.with_ids = tuple(formats), with_ids
+
+    def process(self, item):
+        index, rows = item
+        rows = [r for r in rows if r is not None]  # None: the placeholder of an empty shard
+        note = write_shard(self.output, self.task, index, self.num_shards, rows, self.formats,
+                           self.with_ids)
+        beam.metrics.Metrics.counter("wikipairs", f"{self.task}_pairs").inc(note["pairs"])
+        yield note
+
+
+class WriteShards(beam.PTransform):
+    """Pairs of one task -> DIR/<task>/part-NNNNN-of-MMMMM.{parquet,tfrecord.gz}.
+
+    Every shard index gets a file, even an empty one, so the set of files is fixed in advance."""
+
+    def __init__(self, output, task, num_shards, formats, tokenizer, query_max, doc_max):
+        super().__init__()
+        self.output, self.task, self.num_shards, self.formats = output, task, num_shards, formats
+        self.tokenizer, self.query_max, self.doc_max = tokenizer, query_max, doc_max
+
+    def expand(self, pairs):
+        rows = pairs | "ToRow" >> beam.ParDo(
+            _ToRow(self.tokenizer, self.num_shards, self.query_max, self.doc_max))
+        empty = (rows.pipeline | "ShardIndexes" >> beam.Create(
+            [(i, None) for i in range(self.num_shards)]))
+        return ((rows, empty) | "WithEmpty" >> beam.Flatten()
+                | "ByShard" >> beam.GroupByKey()
+                | "Write" >> beam.ParDo(_WriteShard(self.output, self.task, self.num_shards,
+                                                    self.formats, self.tokenizer is not None)))
+
+
+def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, formats, tokenizer,
+                   num_shards, output):
+    """Add the whole build to `pipeline`; returns {task: PCollection of shard notes}."""
+    read = pipeline | "ReadPages" >> ReadPages(splits, parse.lang, parse.allow_truncated)
+    outputs = ["ict", "bfs", "wlp_query", "wlp_doc"]
+    parsed = read["pages"] | "ParseAndPair" >> beam.ParDo(
+        ParseAndPair(sites, splitter, parse, pairs, tuple(tasks), tokenizer)).with_outputs(*outputs)
+    by_task = {task: parsed[task] for task in ("ict", "bfs") if task in tasks}
+    if "wlp" in tasks:
+        finals = read["redirects"] | "ResolveRedirects" >> ResolveRedirects()
+        by_task["wlp"] = ((parsed.wlp_query, parsed.wlp_doc, finals)
+                          | "WlpJoin" >> WlpJoin(pairs))
+    return {task: by_task[task] | f"Write_{task}" >> WriteShards(
+        output, task, num_shards, formats, tokenizer, pairs.query_max_tokens,
+        pairs.doc_max_tokens) for task in tasks}

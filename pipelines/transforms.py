@@ -1,0 +1,244 @@
+"""Beam transforms of `wikipairs build`. They only wire the core (wikipairs.*) together.
+
+Stages: ReadPages (one split per dump file, or per range of bz2 streams) -> Reshuffle (pages go
+to every worker) -> ParseAndPair (Article, then ICT/BFS pairs and the two WLP sides, per page)
+-> ResolveRedirects (chains collapsed by keyed joins) -> WlpJoin (documents keyed by the link
+target, resolved by a join, capped per target by a combiner, joined with the query pages) ->
+Tokenize -> WriteShards. Every skip is a Beam counter in the "wikipairs" namespace.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from wikipairs.pairs import PairBuilder, PairConfig, WlpDoc, approx_token_count, wlp_rank
+from wikipairs.parse import ParseConfig, parse_page
+from wikipairs.redirects import MAX_DEPTH
+from wikipairs.splits import Split, read_split
+from wikipairs.titles import TitleParser
+from wikipairs.wikitext import Cleaner, ParseOptions
+
+NAMESPACE = "wikipairs"
+
+
+def flush_counts(counts: Counter) -> None:
+    """Move a core Counter's values into Beam counters (then clear it)."""
+    for name, value in counts.items():
+        if value:
+            Metrics.counter(NAMESPACE, name).inc(value)
+    counts.clear()
+
+
+class _ReadSplit(beam.DoFn):
+    """Split -> Page. Redirect pages go to the "redirects" output as (source, target)."""
+
+    def __init__(self, lang: str | None, allow_truncated: bool):
+        self.lang, self.allow_truncated = lang, allow_truncated
+
+    def process(self, split: Split):
+        counts = Counter()
+        for page in read_split(split, counts, self.allow_truncated, self.lang):
+            if page.redirect:
+                counts["redirects"] += 1
+                yield beam.pvalue.TaggedOutput("redirects", (page.title, page.redirect))
+            else:
+                yield page
+            if counts["pages_read"] >= 1000:
+                flush_counts(counts)
+        flush_counts(counts)
+
+
+class ReadPages(beam.PTransform):
+    """Splits -> {"pages": Page (non-redirect, spread over workers), "redirects": (src, dst)}."""
+
+    def __init__(self, splits: list[Split], lang: str | None, allow_truncated: bool):
+        super().__init__()
+        self.splits, self.lang, self.allow_truncated = splits, lang, allow_truncated
+
+    def expand(self, pbegin):
+        read = (pbegin
+                | "Splits" >> beam.Create(self.splits)
+                | "SpreadSplits" >> beam.Reshuffle()
+                | "Read" >> beam.ParDo(_ReadSplit(self.lang, self.allow_truncated))
+                .with_outputs("redirects", main="pages"))
+        return {"pages": read.pages | "SpreadPages" >> beam.Reshuffle(),
+                "redirects": read.redirects}
+
+
+class ParseAndPair(beam.DoFn):
+    """Page -> Article -> ICT and BFS pairs, WLP query (title, WlpQuery) and WLP documents
+    (raw target, WlpDoc), as tagged outputs. Links are left unresolved (a later join does it)."""
+
+    def __init__(self, sites: dict, splitter, parse: ParseConfig, pairs: PairConfig,
+                 tasks: tuple[str, ...], tokenizer=None):
+        self.sites, self.splitter, self.parse_config = sites, splitter, parse
+        self.pair_config, self.tasks, self.tokenizer = pairs, tasks, tokenizer
+
+    def setup(self):
+        self.cleaners = {}
+        count = self.tokenizer.count_tokens if self.tokenizer else approx_token_count
+        self.counts = Counter()
+        self.builder = PairBuilder(self.pair_config, count, self.counts)
+
+    def _cleaner(self, source: str) -> Cleaner:
+        if source not in self.cleaners:
+            self.cleaners[source] = Cleaner(
+                TitleParser(self.sites[source]), self.splitter,
+                ParseOptions(keep_tables=self.parse_config.keep_tables), resolve=None)
+        return self.cleaners[source]
+
+    def process(self, page):
+        article = parse_page(page, self._cleaner(page.source), self.parse_config, self.counts)
+        if article is not None:
+            self.counts["articles"] += 1
+            passages = self.builder.passages(article)
+            self.counts["passages"] += len(passages)
+            if "ict" in self.tasks:
+                for pair in self.builder.ict(article, passages):
+                    yield beam.pvalue.TaggedOutput("ict", pair)
+            if "bfs" in self.tasks:
+                for pair in self.builder.bfs(article, passages):
+                    yield beam.pvalue.TaggedOutput("bfs", pair)
+            if "wlp" in self.tasks:
+                query = self.builder.wlp_query(article)
+                if query is not None:
+                    yield beam.pvalue.TaggedOutput("wlp_query", (query.title, query))
+                for target, doc in self.builder.wlp_documents(article, passages):
+                    yield beam.pvalue.TaggedOutput("wlp_doc", (target, doc))
+        flush_counts(self.counts)
+
+
+class ResolveRedirects(beam.PTransform):
+    """(source, target) redirects -> (source, final title) for every resolvable redirect.
+
+    Same rule as wikipairs.redirects.RedirectMap: up to MAX_DEPTH hops; cycles and longer
+    chains resolve to nothing (and are left out). One keyed join per hop over the redirects
+    still pending, so no worker ever holds the redirect table (enwiki: ~11M redirects)."""
+
+    def __init__(self, max_depth: int = MAX_DEPTH):
+        super().__init__()
+        self.max_depth = max_depth
+
+    def expand(self, redirects):
+        pending = redirects | "Start" >> beam.Map(lambda kv: (kv[1], (kv[0], 1)))
+        finals = []
+        for hop in range(1, self.max_depth + 1):
+            step = ({"at": pending, "next": redirects}
+                    | f"Join{hop}" >> beam.CoGroupByKey()
+                    | f"Hop{hop}" >> beam.ParDo(_Hop(self.max_depth)).with_outputs(
+                        "pending", main="final"))
+            finals.append(step.final)
+            pending = step.pending
+        return tuple(finals) | "Finals" >> beam.Flatten()
+
+
+class _Hop(beam.DoFn):
+    def __init__(self, max_depth: int):
+        self.max_depth = max_depth
+
+    def process(self, item):
+        title, groups = item
+        nexts = list(groups["next"])
+        for source, hops in groups["at"]:
+            if not nexts:
+                yield source, title
+            elif hops < self.max_depth:
+                yield beam.pvalue.TaggedOutput("pending", (nexts[0], (source, hops + 1)))
+            else:
+                Metrics.counter(NAMESPACE, "redirects_unresolved").inc()
+
+
+class _ResolveTarget(beam.DoFn):
+    """(raw target, {"doc": [WlpDoc], "final": [title]}) -> (resolved target, WlpDoc)."""
+
+    def process(self, item):
+        raw, groups = item
+        finals = list(groups["final"])
+        target = finals[0] if finals else raw
+        for doc in groups["doc"]:
+            yield target, doc
+
+
+class TopWlpDocs(beam.CombineFn):
+    """Per query title: at most `cap` WlpDocs, one per linking page (its first link), those
+    with the smallest seeded rank; self-links dropped. Lifted before the shuffle, so a page
+    linked from millions of pages never sends millions of documents to one worker."""
+
+    def __init__(self, config: PairConfig):
+        self.config = config
+
+    def create_accumulator(self):
+        return {}
+
+    def add_input(self, acc, element):
+        title, doc = element
+        return self._add(acc, title, doc)
+
+    def _add(self, acc, title, doc: WlpDoc):
+        if doc.title == title:
+            return acc  # a self-link (counted by the pair builder in the in-memory path)
+        old = acc.get(doc.page_id)
+        if old is None or doc.order < old[1].order:
+            acc[doc.page_id] = (title, doc)
+        cap = self.config.wlp_docs_per_page
+        if cap > 0 and len(acc) > cap:
+            worst = max(acc, key=lambda pid: wlp_rank(self.config, title, pid))
+            del acc[worst]
+        return acc
+
+    def merge_accumulators(self, accs):
+        merged = {}
+        for acc in accs:
+            for title, doc in acc.values():
+                merged = self._add(merged, title, doc)
+        return merged
+
+    def extract_output(self, acc):
+        return [doc for _, doc in acc.values()]
+
+
+class WlpJoin(beam.PTransform):
+    """Queries (title, WlpQuery) + documents (raw target, WlpDoc) + resolved redirects
+    (source, final) -> WLP Pairs."""
+
+    def __init__(self, config: PairConfig):
+        super().__init__()
+        self.config = config
+
+    def expand(self, inputs):
+        queries, docs, finals = inputs
+        resolved = ({"doc": docs, "final": finals}
+                    | "ByRawTarget" >> beam.CoGroupByKey()
+                    | "Resolve" >> beam.ParDo(_ResolveTarget()))
+        capped = (resolved
+                  | "WithTitle" >> beam.Map(lambda kv: (kv[0], kv))
+                  | "TopDocs" >> beam.CombinePerKey(TopWlpDocs(self.config)))
+        return ({"query": queries, "docs": capped}
+                | "ByTitle" >> beam.CoGroupByKey()
+                | "Pairs" >> beam.ParDo(_WlpPairs(self.config)))
+
+
+class _WlpPairs(beam.DoFn):
+    def __init__(self, config: PairConfig):
+        self.config = config
+
+    def setup(self):
+        self.counts = Counter()
+        self.builder = PairBuilder(self.config, counts=self.counts)
+
+    def process(self, item):
+        _, groups = item
+        queries = list(groups["query"])
+        docs = [doc for chunk in groups["docs"] for doc in chunk]
+        if not queries:
+            if docs:
+                self.counts["wlp_docs_without_query_page"] += 1
+        else:
+            yield from self.builder.wlp_pairs(queries[0], docs)
+        flush_counts(self.counts)
+
+
+__all__ = ["ReadPages", "ParseAndPair", "ResolveRedirects", "WlpJoin", "TopWlpDocs",
+           "flush_counts", "NAMESPACE"]

@@ -1,0 +1,42 @@
+"""The pair record written by `wikipairs build` (Parquet and TFRecord shards)."""
+from .fields import Field
+
+PAIR = (
+    Field("pair_id", "string", "Stable id: a hash of task, query position and document passage "
+          "(the same pair has the same id under any seed, runner or worker count)."),
+    Field("task", "string", "`ict`, `bfs` or `wlp`."),
+    Field("lang", "string", "Wiki language code."),
+    Field("query", "string", "The query sentence."),
+    Field("query_page_id", "int64", "Page id of the page the query sentence comes from."),
+    Field("query_title", "string", "Title of that page."),
+    Field("query_section", "int32", "Section of the query sentence (0: the lead)."),
+    Field("query_paragraph", "int32", "Paragraph of the query sentence in its section."),
+    Field("query_sentence", "int32", "Index of the query sentence in its paragraph."),
+    Field("doc_page_id", "int64", "Page id of the document's page."),
+    Field("doc_title", "string", "Title of the document's page (the first part of the document)."),
+    Field("doc_section", "int32", "Section of the document passage."),
+    Field("doc_passage", "int32", "Index of the passage among its page's passages."),
+    Field("doc_text", "string", "The passage text (for ICT without the query sentence unless "
+          "`query_in_doc`)."),
+    Field("anchor", "string", "WLP: anchor text of the document page's link to the query page; "
+          "empty for ICT and BFS."),
+    Field("query_in_doc", "bool", "ICT: the query sentence was kept in the document "
+          "(`--ict-keep-rate`)."),
+    Field("link_in_doc", "bool", "WLP: the passage holds the link (false: the link is outside the "
+          "text, e.g. in an infobox, and the passage is the page's first)."),
+    Field("query_tokens", "int32", "Query length in tokens (SentencePiece pieces with `--vocab`, "
+          "otherwise words and punctuation marks), before framing and truncation."),
+    Field("doc_tokens", "int32", "Document length in tokens: title and passage, as above."),
+)
+
+TOKEN_IDS = (
+    Field("query_ids", "list", "With `--vocab`: `[CLS] query [SEP]` token ids, at most "
+          "`--query-max-tokens` (64).", item="int32"),
+    Field("doc_ids", "list", "With `--vocab`: `[CLS] title [SEP] passage [SEP]` token ids, at most "
+          "`--doc-max-tokens` (288); the passage is truncated first.", item="int32"),
+)
+
+
+def pair_fields(with_ids: bool) -> tuple[Field, ...]:
+    """The pair schema; `with_ids` adds the token id lists (builds with a vocabulary)."""
+    return PAIR + TOKEN_IDS if with_ids else PAIR

@@ -1,0 +1,227 @@
+"""`wikipairs build`: the Beam pipeline that turns dumps into ICT, BFS and WLP pair shards.
+
+The driver does what must happen once, before the workers start: plan the splits, read each
+file's siteinfo, pick (or train) the Punkt model, load the vocabulary. Then it runs the pipeline
+(pipelines/build.py wires the transforms) and, when the run succeeded, writes stats.json and
+then manifest.json, last. A failed or interrupted run leaves no manifest.
+"""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+from . import __version__
+from .dump import DumpFile
+from .errors import WikipairsError
+from .pair_shards import FORMATS, NOTES, read_notes
+from .pairs import TASKS, PairConfig
+from .parse import ParseConfig
+from .sentences import TRAINING_CHARS, SentenceSplitter
+from .shards import MANIFEST, TMP_SUFFIX, prepare_output, sha256_file, write_json
+from .splits import STREAMS_PER_SPLIT, plan_splits
+from .wikitext import Cleaner
+
+BYTES_PER_SHARD = 128 << 20  # automatic shard count: one shard per this much compressed input
+
+
+@dataclass
+class BuildConfig:
+    inputs: list[str]
+    output: str
+    tasks: tuple[str, ...] = TASKS
+    formats: tuple[str, ...] = FORMATS
+    vocab: str | None = None
+    pairs: PairConfig = field(default_factory=PairConfig)
+    parse: ParseConfig | None = None  # namespaces, language, truncation, tables, skips
+    num_shards: int = 0  # per task; 0: from the input size
+    streams_per_split: int = STREAMS_PER_SPLIT
+    runner: str = "DirectRunner"
+    workers: int = 0  # DirectRunner processes (0: all cores) or Dataflow workers
+    dry_run: bool = False
+    beam_args: list[str] = field(default_factory=list)
+    quiet: bool = False
+    command: list[str] = field(default_factory=list)
+
+
+class BuildError(WikipairsError):
+    pass
+
+
+def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> list[str]:
+    """The paragraphs Punkt is trained on when no model is installed: the first TRAINING_CHARS
+    characters of main-namespace article text, in dump order (as `wikipairs parse` does)."""
+    texts, size = [], 0
+    for path in paths:
+        dump = DumpFile(path, lang=lang)
+        cleaner = Cleaner(dump.titles, splitter=None)
+        for page in dump.pages(allow_truncated=allow_truncated):
+            if size >= TRAINING_CHARS:
+                return texts
+            if not page.redirect and page.ns == 0:
+                for paragraph in cleaner.plain_paragraphs(page):
+                    texts.append(paragraph)
+                    size += len(paragraph)
+    return texts
+
+
+def auto_shards(paths: list[str]) -> int:
+    return max(1, math.ceil(sum(os.path.getsize(p) for p in paths) / BYTES_PER_SHARD))
+
+
+def _runner_args(config: BuildConfig) -> list[str]:
+    args = [f"--runner={config.runner}"]
+    if config.runner in ("DirectRunner", "direct"):
+        workers = config.workers or os.cpu_count() or 1
+        args += [f"--direct_num_workers={workers}",
+                 "--direct_running_mode=" + ("multi_processing" if workers > 1 else "in_memory")]
+    elif config.runner == "DataflowRunner":
+        if config.workers:
+            args.append(f"--num_workers={config.workers}")
+        given = " ".join(config.beam_args)
+        if "--setup_file" not in given and "--extra_package" not in given:
+            args.append(f"--setup_file={staging_file()}")
+        if config.dry_run:
+            args += ["--dry_run=True", "--no_auth"]
+    return args + list(config.beam_args)
+
+
+def staging_file() -> str:
+    """pyproject.toml of the source tree wikipairs runs from, for Dataflow to stage the package."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "pyproject.toml")
+    if not os.path.exists(path):
+        raise BuildError("DataflowRunner needs the package staged for workers: run from a source "
+                         "checkout or pass --extra_package wikipairs-<version>.whl")
+    return path
+
+
+def _clean_output(config: BuildConfig) -> None:
+    prepare_output(config.output)  # the old manifest goes first
+    for sub in list(TASKS) + [NOTES]:
+        folder = os.path.join(config.output, sub)
+        if os.path.isdir(folder):
+            shutil.rmtree(folder)
+    for name in ("stats.json", "stats.json" + TMP_SUFFIX):
+        if os.path.exists(os.path.join(config.output, name)):
+            os.remove(os.path.join(config.output, name))
+
+
+def build(config: BuildConfig) -> dict:
+    """Run the build; returns the stats (or the dry run's job summary). Raises WikipairsError."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from wikipairs.pipelines.build import build_pipeline
+
+    parse = config.parse or ParseConfig(inputs=config.inputs, output=config.output)
+    splits = plan_splits(config.inputs, config.streams_per_split)
+    paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
+    sites = {p: DumpFile(p, lang=parse.lang).site for p in paths}
+    lang = sites[paths[0]].lang
+    texts = ([] if SentenceSplitter.installed_model(lang)
+             else training_text(paths, parse.lang, parse.allow_truncated))
+    splitter = SentenceSplitter.for_language(lang, texts)
+    tokenizer = None
+    if config.vocab:
+        from .vocab import Tokenizer
+        if not os.path.exists(config.vocab):
+            raise BuildError(f"{config.vocab}: no such SentencePiece model")
+        tokenizer = Tokenizer(config.vocab)
+    num_shards = config.num_shards or auto_shards(paths)
+    if not config.dry_run:
+        _clean_output(config)
+    options = PipelineOptions(_runner_args(config))
+    pipeline = beam.Pipeline(options=options)
+    build_pipeline(pipeline, splits=splits, sites=sites, splitter=splitter, parse=parse,
+                   pairs=config.pairs, tasks=config.tasks, formats=config.formats,
+                   tokenizer=tokenizer, num_shards=num_shards, output=config.output)
+    started = time.monotonic()
+    result = pipeline.run()
+    result.wait_until_finish()
+    if config.dry_run:
+        return {"dry_run": True, "runner": config.runner, "splits": len(splits),
+                "job": getattr(result, "job", None)}
+    counters = _counters(result)
+    stats = _stats(config, read_notes(config.output), counters, time.monotonic() - started)
+    stats.update(lang=lang, sentence_splitter=splitter.source,
+                 tokens="sentencepiece:" + os.path.basename(config.vocab) if config.vocab
+                 else "words-and-punctuation", num_shards=num_shards, splits=len(splits))
+    write_json(os.path.join(config.output, "stats.json"), stats)
+    _write_manifest(config, paths, num_shards, stats)
+    shutil.rmtree(os.path.join(config.output, NOTES), ignore_errors=True)
+    return stats
+
+
+def _counters(result) -> dict[str, int]:
+    """The pipeline's "wikipairs" counters (committed values where the runner has them)."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    from wikipairs.pipelines.transforms import NAMESPACE
+
+    totals: dict[str, int] = {}
+    query = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))
+    for counter in query["counters"]:
+        value = counter.committed if counter.committed is not None else counter.attempted
+        totals[counter.key.metric.name] = totals.get(counter.key.metric.name, 0) + value
+    return totals
+
+
+def _stats(config: BuildConfig, notes: list[dict], counters: dict, seconds: float) -> dict:
+    tasks = {}
+    for task in config.tasks:
+        mine = [n for n in notes if n["task"] == task]
+        pairs = sum(n["pairs"] for n in mine)
+        q = sum(n["query_tokens"] for n in mine)
+        d = sum(n["doc_tokens"] for n in mine)
+        tasks[task] = {"pairs": pairs, "tokens": q + d,
+                       "mean_query_tokens": round(q / pairs, 2) if pairs else 0.0,
+                       "mean_doc_tokens": round(d / pairs, 2) if pairs else 0.0}
+    return {"tasks": tasks, "counters": dict(sorted(counters.items())),
+            "seconds": round(seconds, 1)}
+
+
+def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, stats: dict) -> None:
+    notes = read_notes(config.output)
+    files = [f for n in sorted(notes, key=lambda n: (n["task"], n["shard"])) for f in n["files"]]
+    expected = len(config.tasks) * len(config.formats) * num_shards
+    if len(files) != expected:
+        raise BuildError(f"{config.output}: {len(files)} shard files written, expected {expected}")
+    manifest = {
+        "tool": "wikipairs build", "version": __version__, "command": config.command,
+        "config": _config_dict(config), "seed": config.pairs.seed, "versions": _versions(),
+        "inputs": [{"path": os.path.abspath(p), "bytes": os.path.getsize(p),
+                    "sha256": sha256_file(p)} for p in paths],
+        "shards": files,
+        "stats": {"path": "stats.json", "sha256": sha256_file(os.path.join(config.output,
+                                                                           "stats.json"))},
+    }
+    write_json(os.path.join(config.output, MANIFEST), manifest)
+
+
+def _config_dict(config: BuildConfig) -> dict:
+    out = asdict(config)
+    for key in ("command", "quiet", "output"):
+        out.pop(key, None)
+    if out.get("parse"):
+        out["parse"] = {k: v for k, v in out["parse"].items()
+                        if k not in ("inputs", "output", "command", "quiet")}
+    return out
+
+
+def _versions() -> dict:
+    from importlib import metadata
+    versions = {"python": sys.version.split()[0]}
+    for package in ("wikipairs", "apache-beam", "mwxml", "mwparserfromhell", "nltk", "pyarrow",
+                    "sentencepiece", "protobuf"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+__all__ = ["BuildConfig", "build", "training_text", "auto_shards", "staging_file"]

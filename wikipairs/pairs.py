@@ -1,0 +1,283 @@
+"""The three pre-training tasks of Chang et al. (ICLR 2020, Section 3) over Articles.
+
+Rules (also in the README):
+- Passages: consecutive sentences of one section, packed greedily until the next sentence would
+  push the document (title, text and the [CLS]/[SEP] framing) past `doc_max_tokens`; a sentence
+  longer than that alone is a passage of its own (truncated when tokenized). Never across sections.
+- ICT: one pair per passage of at least two sentences: the query is a sentence of the passage
+  chosen by the seeded sampler, the document the title plus the passage without that sentence.
+  In a share `ict_keep_rate` of pairs (seeded) the sentence stays in the document, as ORQA does.
+- BFS: one pair per passage outside the lead: the query is a sentence of the lead (seeded), the
+  document that passage.
+- WLP: one pair per (page B, page A) where B links to A (redirects resolved, A != B): the query
+  is a lead sentence of A (seeded), the document the first passage of B that holds a link to A
+  (or, when every link to A is outside the text, e.g. in an infobox, B's first passage), with the
+  anchor text.
+- Query sentences shorter than `min_query_tokens` are not used. Caps keep, per page and task, the
+  pairs with the smallest seeded hash (for WLP: per query page A), so capping is deterministic.
+Every choice is `sampling.sample(seed, task, page id, position)`; no process state.
+"""
+from __future__ import annotations
+
+import heapq
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .records import Article, Pair
+from .sampling import choose, coin, sample, stable_id
+
+TASKS = ("ict", "bfs", "wlp")
+_WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def approx_token_count(text: str) -> int:
+    """Words and punctuation marks: the token measure when no SentencePiece model is given."""
+    return len(_WORDS.findall(text))
+
+
+@dataclass(frozen=True)
+class PairConfig:
+    seed: int = 0
+    doc_max_tokens: int = 288  # including the title and the [CLS]/[SEP] framing
+    query_max_tokens: int = 64
+    min_query_tokens: int = 4
+    ict_keep_rate: float = 0.0  # ORQA keeps the query sentence in 10% of ICT documents
+    pairs_per_page: int = 0  # 0: no cap for ICT/BFS
+    wlp_docs_per_page: int = 1000  # cap on documents per WLP query page (fan-in is skewed)
+
+
+@dataclass
+class Passage:
+    """Consecutive sentences of one section. `sentences` holds (paragraph, sentence, text)."""
+
+    index: int  # position among the article's passages
+    section: int
+    sentences: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def text(self, skip: int | None = None) -> str:
+        return " ".join(t for i, (_, _, t) in enumerate(self.sentences) if i != skip)
+
+
+def pack_passages(article: Article, doc_max_tokens: int,
+                  count: Callable[[str], int] = approx_token_count) -> list[Passage]:
+    """The article's passages (see the module rules). Framing: [CLS] title [SEP] text [SEP]."""
+    budget = max(1, doc_max_tokens - count(article.title) - 3)
+    passages: list[Passage] = []
+    for s, section in enumerate(article.sections):
+        current, used = None, 0
+        for p, paragraph in enumerate(section.paragraphs):
+            for i, sentence in enumerate(paragraph):
+                n = count(sentence)
+                if current is None or used + n > budget:
+                    current, used = Passage(len(passages), s), 0
+                    passages.append(current)
+                current.sentences.append((p, i, sentence))
+                used += n
+    return passages
+
+
+def lead_sentences(article: Article) -> list[tuple[int, int, str]]:
+    """(paragraph, sentence, text) of the lead section (section 0)."""
+    lead = article.lead
+    if lead is None:
+        return []
+    return [(p, i, t) for p, paragraph in enumerate(lead.paragraphs) for i, t in enumerate(paragraph)]
+
+
+class PairBuilder:
+    """Builds Pairs from Articles under a PairConfig; counts what it skips in `counts`."""
+
+    def __init__(self, config: PairConfig = PairConfig(),
+                 count: Callable[[str], int] = approx_token_count,
+                 counts: Counter | None = None):
+        self.config, self.count = config, count
+        self.counts = counts if counts is not None else Counter()
+
+    def passages(self, article: Article) -> list[Passage]:
+        return pack_passages(article, self.config.doc_max_tokens, self.count)
+
+    def _usable_query(self, text: str) -> bool:
+        return self.count(text) >= self.config.min_query_tokens
+
+    # ---- ICT --------------------------------------------------------------------------------
+    def ict(self, article: Article, passages: list[Passage] | None = None) -> list[Pair]:
+        seed, pairs = self.config.seed, []
+        for passage in passages if passages is not None else self.passages(article):
+            if len(passage.sentences) < 2:
+                self.counts["ict_skipped_single_sentence_passage"] += 1
+                continue
+            q = choose(len(passage.sentences), seed, "ict", article.id, passage.index)
+            p, i, query = passage.sentences[q]
+            if not self._usable_query(query):
+                self.counts["ict_skipped_short_query"] += 1
+                continue
+            keep = coin(self.config.ict_keep_rate, seed, "ict-keep", article.id, passage.index)
+            pairs.append(_pair("ict", article, (passage.section, p, i), query, article, passage,
+                               passage.text(None if keep else q), query_in_doc=keep))
+        return self._cap(pairs, "ict", article.id)
+
+    # ---- BFS --------------------------------------------------------------------------------
+    def bfs(self, article: Article, passages: list[Passage] | None = None) -> list[Pair]:
+        seed, pairs = self.config.seed, []
+        lead = [s for s in lead_sentences(article) if self._usable_query(s[2])]
+        body = [x for x in (passages if passages is not None else self.passages(article))
+                if x.section != 0]
+        if not lead or not body:
+            self.counts["bfs_skipped_no_lead" if not lead else "bfs_skipped_no_body"] += 1
+            return []
+        for passage in body:
+            p, i, query = lead[choose(len(lead), seed, "bfs", article.id, passage.index)]
+            pairs.append(_pair("bfs", article, (0, p, i), query, article, passage,
+                               passage.text()))
+        return self._cap(pairs, "bfs", article.id)
+
+    def _cap(self, pairs: list[Pair], task: str, page_id: int) -> list[Pair]:
+        cap = self.config.pairs_per_page
+        if cap <= 0 or len(pairs) <= cap:
+            return pairs
+        self.counts[f"{task}_capped"] += len(pairs) - cap
+        keep = heapq.nsmallest(cap, pairs, key=lambda x: sample(self.config.seed, task, "cap",
+                                                                 page_id, x.doc_passage))
+        return sorted(keep, key=lambda x: x.doc_passage)
+
+    # ---- WLP: the two sides of the join, then the pairs of one query page ------------------
+    def wlp_query(self, article: Article) -> "WlpQuery | None":
+        """The query side of page A, keyed by its title; None when its lead has no usable sentence."""
+        lead = [s for s in lead_sentences(article) if self._usable_query(s[2])]
+        if not lead:
+            self.counts["wlp_skipped_no_lead"] += 1
+            return None
+        return WlpQuery(article.id, article.title, article.lang, lead)
+
+    def wlp_documents(self, article: Article,
+                      passages: list[Passage] | None = None) -> Iterator[tuple[str, "WlpDoc"]]:
+        """(link target as written, WlpDoc) for each distinct target page B links to.
+
+        Targets are resolved through redirects later (a join), so the same A may come twice from
+        one B under two spellings; `WlpDoc.order` (link position) lets the join keep the first."""
+        passages = passages if passages is not None else self.passages(article)
+        if not passages:
+            return
+        where = {(x.section, p, i): x for x in passages for p, i, _ in x.sentences}
+        seen = set()
+        for order, link in enumerate(article.links):
+            target = link.target
+            if target in seen or not target:
+                continue
+            seen.add(target)
+            passage = where.get((link.section, link.paragraph, link.sentence))
+            in_text = passage is not None
+            passage = passage or passages[0]
+            yield target, WlpDoc(article.id, article.title, article.lang, passage.section,
+                                 passage.index, passage.text(), link.anchor, in_text, order)
+
+    def wlp_pairs(self, query: "WlpQuery", docs: Iterable["WlpDoc"]) -> list[Pair]:
+        """Pairs of one query page A with the documents of pages linking to it (any order in).
+
+        Keeps one document per linking page (its first link to A), drops self-links, caps at
+        `wlp_docs_per_page` by seeded hash; the result is sorted by document page id."""
+        best: dict[int, WlpDoc] = {}
+        for doc in docs:
+            if doc.page_id == query.page_id:
+                self.counts["wlp_skipped_self_link"] += 1
+                continue
+            old = best.get(doc.page_id)
+            if old is None or doc.order < old.order:
+                best[doc.page_id] = doc
+        chosen = select_wlp_docs(best.values(), query.title, self.config)
+        self.counts["wlp_capped"] += len(best) - len(chosen)
+        pairs = []
+        for doc in sorted(chosen, key=lambda d: d.page_id):
+            p, i, text = query.lead[choose(len(query.lead), self.config.seed, "wlp",
+                                           query.page_id, doc.page_id)]
+            pairs.append(Pair(
+                pair_id=stable_id("wlp", query.page_id, 0, p, i, doc.page_id, doc.passage),
+                task="wlp", lang=query.lang, query=text, query_page_id=query.page_id,
+                query_title=query.title, query_section=0, query_paragraph=p, query_sentence=i,
+                doc_page_id=doc.page_id, doc_title=doc.title, doc_section=doc.section,
+                doc_passage=doc.passage, doc_text=doc.text, anchor=doc.anchor,
+                link_in_doc=doc.link_in_text))
+        return pairs
+
+
+@dataclass
+class WlpQuery:
+    page_id: int
+    title: str
+    lang: str
+    lead: list[tuple[int, int, str]]  # usable lead sentences: (paragraph, sentence, text)
+
+
+@dataclass
+class WlpDoc:
+    page_id: int
+    title: str
+    lang: str
+    section: int
+    passage: int
+    text: str
+    anchor: str
+    link_in_text: bool
+    order: int  # index of the link in the article's links: the first link to A wins
+
+
+def wlp_rank(config: PairConfig, query_title: str, doc_page_id: int) -> int:
+    """The seeded hash that decides which documents a capped WLP query page keeps. Keyed by the
+    query page's title, which the join knows before it meets the query page itself."""
+    return sample(config.seed, "wlp", "cap", query_title, doc_page_id)
+
+
+def select_wlp_docs(docs: Iterable[WlpDoc], query_title: str, config: PairConfig) -> list[WlpDoc]:
+    """At most `wlp_docs_per_page` documents: those with the smallest `wlp_rank`."""
+    docs = list(docs)
+    cap = config.wlp_docs_per_page
+    if cap <= 0 or len(docs) <= cap:
+        return docs
+    return heapq.nsmallest(cap, docs, key=lambda d: wlp_rank(config, query_title, d.page_id))
+
+
+def _pair(task: str, query_article: Article, query_pos: tuple[int, int, int], query: str,
+          doc_article: Article, passage: Passage, doc_text: str, query_in_doc: bool = False) -> Pair:
+    s, p, i = query_pos
+    return Pair(
+        pair_id=stable_id(task, query_article.id, s, p, i, doc_article.id, passage.index),
+        task=task, lang=query_article.lang, query=query, query_page_id=query_article.id,
+        query_title=query_article.title, query_section=s, query_paragraph=p, query_sentence=i,
+        doc_page_id=doc_article.id, doc_title=doc_article.title, doc_section=passage.section,
+        doc_passage=passage.index, doc_text=doc_text, query_in_doc=query_in_doc)
+
+
+def build_pairs_in_memory(articles: Iterable[Article], tasks: Iterable[str],
+                          builder: PairBuilder) -> dict[str, list[Pair]]:
+    """All pairs of `tasks` from articles whose links are already redirect-resolved, in memory.
+
+    The reference the Beam pipeline is tested against (and fine for small dumps). Pairs are
+    sorted by pair_id per task."""
+    tasks = list(tasks)
+    out: dict[str, list[Pair]] = {t: [] for t in tasks}
+    queries, docs = {}, {}
+    for article in articles:
+        passages = builder.passages(article)
+        if "ict" in out:
+            out["ict"].extend(builder.ict(article, passages))
+        if "bfs" in out:
+            out["bfs"].extend(builder.bfs(article, passages))
+        if "wlp" in out:
+            query = builder.wlp_query(article)
+            if query is not None:
+                queries[article.title] = query
+            for target, doc in builder.wlp_documents(article, passages):
+                docs.setdefault(target, []).append(doc)
+    if "wlp" in out:
+        for title, query in queries.items():
+            out["wlp"].extend(builder.wlp_pairs(query, docs.get(title, ())))
+    for pairs in out.values():
+        pairs.sort(key=lambda x: x.pair_id)
+    return out
+
+
+__all__ = ["TASKS", "PairConfig", "PairBuilder", "Passage", "WlpQuery", "WlpDoc", "pack_passages",
+           "lead_sentences", "approx_token_count", "select_wlp_docs", "wlp_rank",
+           "build_pairs_in_memory"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import sys
 import time
@@ -140,8 +141,11 @@ def build(config: BuildConfig) -> dict:
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
                    tokenizer=tokenizer, num_shards=num_shards, output=config.output)
     started = time.monotonic()
-    result = pipeline.run()
-    result.wait_until_finish()
+    try:
+        result = pipeline.run()
+        result.wait_until_finish()
+    except Exception as e:  # a worker's DumpError comes back wrapped by the runner
+        raise _input_error(e) or e
     if config.dry_run:
         return {"dry_run": True, "runner": config.runner, "splits": len(splits),
                 "job": getattr(result, "job", None)}
@@ -154,6 +158,20 @@ def build(config: BuildConfig) -> dict:
     _write_manifest(config, paths, num_shards, stats)
     shutil.rmtree(os.path.join(config.output, NOTES), ignore_errors=True)
     return stats
+
+
+_WORKER_ERROR = re.compile(r"(?:wikipairs\.errors\.)?(?:Truncated)?DumpError: (.+)")
+
+
+def _input_error(error: Exception) -> WikipairsError | None:
+    """The input error a worker raised (bad or truncated dump), if that is what failed the run."""
+    if isinstance(error, WikipairsError):
+        return error
+    match = _WORKER_ERROR.search(str(error))
+    if match is None:
+        return None
+    message = match.group(1).split(" [while running")[0].strip().strip("'\"")
+    return BuildError(message)
 
 
 def _counters(result) -> dict[str, int]:

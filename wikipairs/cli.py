@@ -138,5 +138,138 @@ def _print_summary(summary: dict, output: str) -> None:
     click.echo(f"{'output':<24}{os.path.abspath(output)}")
 
 
+def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str | None = None):
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if all_word and items == [all_word]:
+        return allowed
+    bad = [v for v in items if v not in allowed]
+    if bad or not items:
+        raise click.BadParameter(f"expected a comma-separated subset of {', '.join(allowed)}"
+                                 + (f" or {all_word}" if all_word else "") + f", got {value!r}",
+                                 param_hint=f"'{option}'")
+    return tuple(v for v in allowed if v in items)
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.option("--task", "tasks", default="all", show_default=True,
+              help="ict, bfs, wlp, a comma-separated list, or all.")
+@click.option("--input", "-i", "inputs", multiple=True, metavar="DUMP",
+              help="Dump file or glob; repeatable. A *-multistream.xml.bz2 with its index file "
+                   "beside it is read in parallel by stream ranges. Default: the bundled sample.")
+@click.option("--output", "-o", required=True, help="Output folder.")
+@click.option("--format", "formats", default="parquet,tfrecord", show_default=True,
+              help="parquet, tfrecord or both (comma-separated).")
+@click.option("--vocab", type=click.Path(dir_okay=False), default=None,
+              help="SentencePiece model (wikipairs vocab): adds token ids, counts tokens with it.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Sampling seed.")
+@click.option("--pairs-per-page", default=0, show_default=True, type=click.IntRange(0),
+              help="Cap on ICT and BFS pairs per page (0: none).")
+@click.option("--wlp-docs-per-page", default=1000, show_default=True, type=click.IntRange(0),
+              help="Cap on WLP documents per query page (0: none).")
+@click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8))
+@click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4))
+@click.option("--min-query-tokens", default=4, show_default=True, type=click.IntRange(0))
+@click.option("--ict-keep-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Share of ICT pairs whose document keeps the query sentence (ORQA: 0.1).")
+@click.option("--num-shards", default=0, show_default=True, type=click.IntRange(0),
+              help="Shards per task (0: one per 128 MiB of input).")
+@click.option("--workers", default=0, show_default=True, type=click.IntRange(0),
+              help="DirectRunner processes (0: all cores) or Dataflow workers.")
+@click.option("--runner", default="DirectRunner", show_default=True,
+              help="Beam runner: DirectRunner, DataflowRunner, ...")
+@click.option("--dry-run", is_flag=True,
+              help="Build the job without running it (DataflowRunner: no network, no auth).")
+@click.option("--namespaces", default="0", show_default=True)
+@click.option("--lang", default=None, help="Language code, overriding the dump's siteinfo.")
+@click.option("--allow-truncated", is_flag=True)
+@click.option("--keep-tables", is_flag=True)
+@click.option("--quiet", "-q", is_flag=True)
+@click.pass_context
+def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_docs_per_page,
+          doc_max_tokens, query_max_tokens, min_query_tokens, ict_keep_rate, num_shards, workers,
+          runner, dry_run, namespaces, lang, allow_truncated, keep_tables, quiet):
+    """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
+
+    Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
+    from .build import BuildConfig, build as run_build
+    from .pair_shards import FORMATS
+    from .pairs import TASKS, PairConfig
+    from .parse import ParseConfig
+
+    if not (ctx.obj or {}).get("debug"):  # Beam's log lines would bury the one-line errors
+        import logging
+        logging.getLogger().setLevel(logging.ERROR)
+        logging.getLogger("apache_beam").setLevel(logging.ERROR)
+    inputs = list(inputs) or [sample_dump()]
+    parse_config = ParseConfig(inputs=inputs, output=output, namespaces=_namespaces(namespaces),
+                               lang=lang, allow_truncated=allow_truncated,
+                               keep_tables=keep_tables)
+    config = BuildConfig(
+        inputs=inputs, output=output, tasks=_csv_choice(tasks, TASKS, "--task", "all"),
+        formats=_csv_choice(formats, FORMATS, "--format"), vocab=vocab,
+        pairs=PairConfig(seed=seed, doc_max_tokens=doc_max_tokens,
+                         query_max_tokens=query_max_tokens, min_query_tokens=min_query_tokens,
+                         ict_keep_rate=ict_keep_rate, pairs_per_page=pairs_per_page,
+                         wlp_docs_per_page=wlp_docs_per_page),
+        parse=parse_config, num_shards=num_shards, runner=runner, workers=workers,
+        dry_run=dry_run, beam_args=list(ctx.args), quiet=quiet, command=sys.argv[:])
+    stats = run_build(config)
+    if dry_run:
+        click.echo(f"dry run: {runner} job built ({stats['splits']} input splits), not submitted")
+        return
+    print_stats_table(stats)
+    click.echo(f"{'output':<24}{os.path.abspath(output)}")
+
+
+def print_stats_table(stats: dict) -> None:
+    """The columns of the paper's Table 1, per task."""
+    click.echo(f"{'task':<8}{'pairs':>12}{'tokens':>14}{'query len':>11}{'doc len':>10}")
+    for task, row in stats["tasks"].items():
+        click.echo(f"{task:<8}{row['pairs']:>12,}{row['tokens']:>14,}"
+                   f"{row['mean_query_tokens']:>11.1f}{row['mean_doc_tokens']:>10.1f}")
+    counters = stats.get("counters", {})
+    click.echo(f"pages read {counters.get('pages_read', 0):,}, articles {counters.get('articles', 0):,}, "
+               f"redirects {counters.get('redirects', 0):,}; tokens: {stats.get('tokens', '')}; "
+               f"{stats.get('seconds', 0)} s")
+
+
+@main.command()
+@click.option("--input", "-i", "inputs", multiple=True, metavar="DUMP",
+              help="Dump file or glob; repeatable. Default: the bundled sample dump.")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Model file to write (SPM.model; SPM.vocab is written beside it).")
+@click.option("--vocab-size", default=32000, show_default=True, type=click.IntRange(6))
+@click.option("--max-sentences", default=1_000_000, show_default=True, type=click.IntRange(1),
+              help="Sentences sampled (deterministically, by seed) from the articles.")
+@click.option("--model-type", default="unigram", show_default=True,
+              type=click.Choice(["unigram", "bpe", "char", "word"]))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--lang", default=None, help="Language code, overriding the dump's siteinfo.")
+@click.option("--allow-truncated", is_flag=True)
+def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated):
+    """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""
+    from .parse import ParseConfig, iter_articles
+    from .vocab import sample_sentences, train_vocab
+
+    config = ParseConfig(inputs=list(inputs) or [sample_dump()], output="", lang=lang,
+                         allow_truncated=allow_truncated)
+    sentences = sample_sentences(iter_articles(config), max_sentences, seed)
+    summary = train_vocab(sentences, output, vocab_size=vocab_size, model_type=model_type,
+                          seed=seed)
+    click.echo(f"vocabulary of {summary['vocab_size']:,} pieces ({model_type}) trained on "
+               f"{summary['sentences']:,} sentences ({summary['characters']:,} characters)")
+    click.echo(f"{'model':<8}{os.path.abspath(summary['model'])}")
+
+
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+def verify(folder):
+    """Check every shard of a build against its manifest (exit 2 on any mismatch)."""
+    from .verify import verify_build
+
+    checked = verify_build(folder)
+    click.echo(f"ok: {checked} files match {os.path.join(folder, 'manifest.json')}")
+
+
 if __name__ == "__main__":  # python -m wikipairs.cli: same messages as the installed command
     main(prog_name="wikipairs")

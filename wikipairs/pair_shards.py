@@ -55,7 +55,8 @@ def _tfrecord_bytes(rows: list[dict], with_ids: bool) -> bytes:
     sink = io.BytesIO()
     with TFRecordWriter(sink, compression="gzip") as writer:
         for row in rows:
-            writer.write(encode_example(example_values(fields, row)))
+            values = example_values(fields, row)
+            writer.write(encode_example({name: v for name, (_, v) in values.items()}))
     return sink.getvalue()
 
 

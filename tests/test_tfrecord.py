@@ -1,0 +1,265 @@
+"""wikipairs.tfrecord: Example encoding and TFRecord files, with TensorFlow as the oracle.
+
+The TensorFlow tests are skipped where TensorFlow is not installed; the others (CRC, framing,
+corruption, determinism) never import it.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import math
+import os
+import random
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from wikipairs import tfrecord
+from wikipairs.tfrecord import (TFRecordWriter, crc32c, decode_example, encode_example,
+                                frame_record, frame_records, read_tfrecords)
+
+# One record per row: every kind, non-ASCII text, int64 extremes, empty lists.
+ROWS = [
+    {"query": "Zürich – 東京 🚀", "context": ["a", "ß", ""], "raw": b"\x00\xff\x80",
+     "id": 7, "ids": [-1, 0, 2**31, 2**40, -(2**63), 2**63 - 1], "score": 0.25,
+     "scores": [1.5, -2.0, 3.0e-5], "empty": [], "flag": True},
+    {"query": "", "context": ["x" * 5000], "raw": b"", "id": -(2**33), "ids": [],
+     "score": -0.0, "scores": [], "empty": [], "flag": False},
+]
+VAR_KEYS = ["context", "ids", "scores", "empty"]
+
+
+def _f32(x: float) -> float:
+    """x rounded to float32, as stored in a FloatList."""
+    import struct
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _expected(row: dict) -> dict[str, list]:
+    """What decode_example should return for `row`."""
+    out = {}
+    for key, value in row.items():
+        values = list(value) if isinstance(value, list) else [value]
+        out[key] = [v.encode() if isinstance(v, str) else _f32(v) if isinstance(v, float)
+                    else int(v) if isinstance(v, bool) else v for v in values]
+    return out
+
+
+def _write(records: list[bytes], compression: str | None) -> bytes:
+    buf = io.BytesIO()
+    with TFRecordWriter(buf, compression=compression) as writer:
+        for record in records:
+            writer.write(record)
+    return buf.getvalue()
+
+
+@pytest.fixture(params=["native", "numpy"])
+def backend(request, monkeypatch):
+    """Runs a test with the C CRC32C (if installed) and with the NumPy fallback."""
+    if request.param == "numpy":
+        monkeypatch.setattr(tfrecord, "_NATIVE", None)
+    elif tfrecord._NATIVE is None:
+        pytest.skip("no C crc32c (google-crc32c / crcmod) installed")
+    return request.param
+
+
+# ------------------------------------------------------------------ without TensorFlow
+
+def test_crc32c_known_values_and_backends_agree(monkeypatch):
+    assert crc32c(b"123456789") == 0xE3069283
+    assert crc32c(b"") == 0
+    rng = random.Random(0)
+    sizes = [0, 1, 3, 4, 5, 59, 60, 61, 124, 125, 255, 256, 257, 1000, 5000, 70000]
+    buffers = [rng.randbytes(n) for n in sizes * 2]
+    expected = [tfrecord._crc32c_python(b) for b in buffers]
+    assert tfrecord._numpy_crc().many(buffers) == expected
+    assert tfrecord.crc32c_many(buffers) == expected
+    monkeypatch.setattr(tfrecord, "_NATIVE", None)
+    assert [crc32c(b) for b in buffers] == expected
+
+
+def test_frame_record_layout(backend):
+    data = b"hello"
+    framed = frame_record(data)
+    assert len(framed) == len(data) + 16
+    assert framed[:8] == (5).to_bytes(8, "little")
+    assert framed[8:12] == tfrecord.masked_crc32c(framed[:8]).to_bytes(4, "little")
+    assert framed[12:17] == data
+    assert framed[17:] == tfrecord.masked_crc32c(data).to_bytes(4, "little")
+    assert frame_records([data, b"", data]) == framed + frame_record(b"") + framed
+
+
+@pytest.mark.parametrize("compression", ["gzip", None])
+def test_roundtrip_without_tensorflow(backend, compression):
+    records = [encode_example(row) for row in ROWS] + [b"", os.urandom(100_000)]
+    blob = _write(records, compression)
+    assert (blob[:2] == b"\x1f\x8b") == (compression == "gzip")
+    assert list(read_tfrecords(io.BytesIO(blob))) == records
+    assert [decode_example(r) for r in records[:2]] == [_expected(row) for row in ROWS]
+
+
+def test_gzip_output_is_deterministic(tmp_path):
+    records = [encode_example(row) for row in ROWS] * 50
+    digests = set()
+    for name in ("a.tfrecord.gz", "b.tfrecord.gz"):
+        with open(tmp_path / name, "wb") as f, TFRecordWriter(f) as writer:
+            for record in records:
+                writer.write(record)
+        digests.add(hashlib.sha256((tmp_path / name).read_bytes()).hexdigest())
+    assert len(digests) == 1
+    header = (tmp_path / "a.tfrecord.gz").read_bytes()[:10]
+    assert header[3] & 0x08 == 0 and header[4:8] == b"\0\0\0\0"  # no FNAME, mtime 0
+    # Feature order does not matter: keys are serialized sorted.
+    assert encode_example(dict(reversed(list(ROWS[0].items())))) == encode_example(ROWS[0])
+
+
+def test_corruption_is_detected(backend, tmp_path):
+    records = [encode_example(row) for row in ROWS]
+    blob = bytearray(_write(records, None))
+    second = len(records[0]) + 16
+    for pos, what in [(second + 12 + 3, "data CRC"), (second + 2, "length CRC"),
+                      (second + 16 + len(records[1]) - 1, "data CRC")]:
+        bad = bytearray(blob)
+        bad[pos] ^= 0x01
+        with pytest.raises(ValueError, match=f"offset {second}: {what}"):
+            list(read_tfrecords(io.BytesIO(bytes(bad))))
+    with pytest.raises(ValueError, match="truncated"):
+        list(read_tfrecords(io.BytesIO(bytes(blob[:-3]))))
+    gz = bytearray(gzip.compress(bytes(blob), mtime=0))
+    with pytest.raises(ValueError, match="truncated gzip"):
+        list(read_tfrecords(io.BytesIO(bytes(gz[:-20]))))
+    (tmp_path / "bad.gz").write_bytes(gzip.compress(bytes(bad), mtime=0))
+    with pytest.raises(ValueError, match=f"offset {second}"):
+        list(read_tfrecords(tmp_path / "bad.gz"))
+
+
+def test_bad_feature_values():
+    with pytest.raises(TypeError, match="mixes"):
+        encode_example({"x": [1, "a"]})
+    with pytest.raises(ValueError, match="int64"):
+        encode_example({"x": [2**63]})
+    with pytest.raises(TypeError):
+        encode_example({"x": {"nested": 1}})
+    with pytest.raises(ValueError):
+        decode_example(b"\xff\xff\xff")
+
+
+def test_no_tensorflow_import():
+    code = ("import sys, wikipairs.tfrecord as t; t.encode_example({'a': 1}); "
+            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ------------------------------------------------------------------ TensorFlow as the oracle
+
+@pytest.fixture(scope="module")
+def tf():
+    tf = pytest.importorskip("tensorflow")
+    return tf
+
+
+def _tf_example(tf, row: dict):
+    """The same features as a tf.train.Example, built by TensorFlow's own classes."""
+    feature = {}
+    for key, value in row.items():
+        values = list(value) if isinstance(value, list) else [value]
+        if not values:
+            feature[key] = tf.train.Feature()
+        elif isinstance(values[0], (str, bytes)):
+            feature[key] = tf.train.Feature(bytes_list=tf.train.BytesList(
+                value=[v.encode() if isinstance(v, str) else v for v in values]))
+        elif isinstance(values[0], float):
+            feature[key] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
+        else:
+            feature[key] = tf.train.Feature(int64_list=tf.train.Int64List(
+                value=[int(v) for v in values]))
+    return tf.train.Example(features=tf.train.Features(feature=feature))
+
+
+def _spec(tf) -> dict:
+    fixed = {"query": tf.string, "raw": tf.string, "id": tf.int64, "score": tf.float32,
+             "flag": tf.int64}
+    var = {"context": tf.string, "ids": tf.int64, "scores": tf.float32, "empty": tf.string}
+    spec = {k: tf.io.FixedLenFeature([], dtype) for k, dtype in fixed.items()}
+    spec.update({k: tf.io.VarLenFeature(dtype) for k, dtype in var.items()})
+    return spec
+
+
+def _parsed_values(tf, parsed: dict) -> dict[str, list]:
+    out = {}
+    for key, tensor in parsed.items():
+        if isinstance(tensor, tf.sparse.SparseTensor):
+            tensor = tensor.values
+        out[key] = [v.item() if hasattr(v, "item") else v
+                    for v in np.asarray(tensor.numpy(), dtype=object).reshape(-1)]
+    return out
+
+
+@pytest.mark.parametrize("compression", ["gzip", None])
+def test_tensorflow_reads_our_files(tf, backend, tmp_path, compression):
+    path = tmp_path / "pairs.tfrecord"
+    with open(path, "wb") as f, TFRecordWriter(f, compression=compression) as writer:
+        for row in ROWS:
+            writer.write(encode_example(row))
+    dataset = tf.data.TFRecordDataset(str(path), compression_type="GZIP" if compression else "")
+    got = [_parsed_values(tf, tf.io.parse_single_example(r, _spec(tf))) for r in dataset]
+    assert len(got) == len(ROWS)
+    for parsed, row in zip(got, ROWS):
+        assert parsed == _expected(row)
+        assert parsed["query"][0].decode("utf-8") == row["query"]
+    # An empty list is an empty VarLenFeature of any dtype.
+    record = encode_example({"e": []})
+    for dtype in (tf.string, tf.int64, tf.float32):
+        parsed = tf.io.parse_single_example(record, {"e": tf.io.VarLenFeature(dtype)})
+        assert parsed["e"].values.shape == (0,)
+
+
+@pytest.mark.parametrize("compression", ["GZIP", ""])
+def test_we_read_tensorflow_files(tf, backend, tmp_path, compression):
+    path = str(tmp_path / "tf.tfrecord")
+    records = [_tf_example(tf, row).SerializeToString() for row in ROWS] + [b""]
+    with tf.io.TFRecordWriter(path, options=tf.io.TFRecordOptions(compression_type=compression)
+                              ) as writer:
+        for record in records:
+            writer.write(record)
+    got = list(read_tfrecords(path))
+    assert got == records
+    assert [decode_example(r) for r in got[:-1]] == [_expected(row) for row in ROWS]
+    assert decode_example(b"") == {}
+
+
+def test_encoding_matches_tensorflow_bytes(tf):
+    for row in ROWS:
+        ours = encode_example(row)
+        theirs = _tf_example(tf, row)
+        # Map entries are serialized sorted by key; TensorFlow's default serialization uses
+        # the hash-table order of its protobuf runtime, so compare with deterministic=True.
+        assert ours == theirs.SerializeToString(deterministic=True)
+        assert tf.train.Example.FromString(ours) == theirs
+        assert decode_example(theirs.SerializeToString()) == _expected(row)
+    for key, value in [("q", "é"), ("i", [1, -2**40]), ("f", [0.5, math.inf])]:
+        single = {key: value}
+        assert encode_example(single) == _tf_example(tf, single).SerializeToString()
+
+
+def test_tensorflow_imported_first():
+    """TensorFlow's tensorflow.Example registration and ours coexist in either import order
+    (this process imports ours first; the subprocess imports TensorFlow first)."""
+    pytest.importorskip("tensorflow")
+    code = textwrap.dedent("""
+        import tensorflow as tf
+        from wikipairs.tfrecord import Example, encode_example
+        data = encode_example({"a": [1, 2], "b": "x"})
+        parsed = tf.io.parse_single_example(data, {"a": tf.io.VarLenFeature(tf.int64),
+                                                   "b": tf.io.FixedLenFeature([], tf.string)})
+        assert parsed["a"].values.numpy().tolist() == [1, 2] and parsed["b"].numpy() == b"x"
+        assert Example.DESCRIPTOR.full_name != tf.train.Example.DESCRIPTOR.full_name
+        assert Example.FromString(tf.train.Example.FromString(data).SerializeToString()) \\
+            == Example.FromString(data)
+    """)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)

@@ -1,0 +1,251 @@
+"""The vocabulary core of `wikipairs vocab`: sample sentences, train SentencePiece, tokenize.
+
+Pure Python on top of `sentencepiece` (no Beam, no TensorFlow). The ids of the special tokens are
+fixed: [PAD]=0, [CLS]=1, [SEP]=2, [MASK]=3, [UNK]=4, then the learned pieces.
+
+- `sample_sentences`: a deterministic, order-independent sample of an article stream, in
+  O(max_sentences) memory.
+- `train_vocab`: a byte-for-byte reproducible model file (`.model`, plus the `.vocab` listing next
+  to it), written under a temporary name and renamed when complete.
+- `Tokenizer`: [CLS]/[SEP] framing and truncation; picklable, so it can ship to Beam workers.
+"""
+from __future__ import annotations
+
+import hashlib
+import heapq
+import io
+import os
+import re
+from collections.abc import Iterable, Iterator
+
+import sentencepiece as spm
+
+from .errors import WikipairsError
+from .records import Article
+from .shards import TMP_SUFFIX
+
+SPECIAL_TOKENS = ("[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]")
+PAD, CLS, SEP, MASK, UNK = SPECIAL_TOKENS
+PAD_ID, CLS_ID, SEP_ID, MASK_ID, UNK_ID = range(len(SPECIAL_TOKENS))
+MODEL_TYPES = ("unigram", "bpe", "char", "word")
+
+
+class VocabError(WikipairsError, ValueError):
+    """A vocabulary that cannot be trained or loaded (a ValueError; the CLI prints one line)."""
+
+
+# ---- sampling --------------------------------------------------------------------------------
+
+def sentence_hash(seed: int, article_id: int, section: int, paragraph: int, index: int) -> int:
+    """The stable 128-bit rank of one sentence position under `seed` (smaller is sampled first)."""
+    key = f"{seed}\x00{article_id}\x00{section}\x00{paragraph}\x00{index}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=16).digest(), "big")
+
+
+def sample_sentences(articles: Iterable[Article], max_sentences: int, seed: int) -> list[str]:
+    """The `max_sentences` non-blank sentences of `articles` with the smallest `sentence_hash`.
+
+    Input: any iterable of Articles (streamed once). Output: the sentences sorted by hash, so the
+    result depends only on the sentences (with their article id and position) and `seed`, not on
+    article order. Memory is O(max_sentences): a bounded max-heap of (-hash, text)."""
+    if max_sentences < 0:
+        raise VocabError(f"max_sentences must be >= 0, got {max_sentences}")
+    heap: list[tuple[int, str]] = []  # (-hash, text): heap[0] holds the largest kept hash
+    for article in articles:
+        for s, p, i, text in article.sentences():
+            if not text.strip():
+                continue
+            rank = -sentence_hash(seed, article.id, s, p, i)
+            if len(heap) < max_sentences:
+                heapq.heappush(heap, (rank, text))
+            elif heap and rank > heap[0][0]:
+                heapq.heapreplace(heap, (rank, text))
+    return [text for _, text in sorted(heap, reverse=True)]
+
+
+# ---- training --------------------------------------------------------------------------------
+
+def vocab_file_path(model_path: str) -> str:
+    """The `.vocab` listing next to `model_path` (`x.model` -> `x.vocab`, else `x` -> `x.vocab`)."""
+    root, ext = os.path.splitext(model_path)
+    return (root if ext == ".model" else model_path) + ".vocab"
+
+
+class _Counted:
+    """Iterates `sentences` for the trainer, counting sentences and characters and keeping an
+    exception raised by the caller's iterable (sentencepiece would flatten it to a RuntimeError)."""
+
+    def __init__(self, sentences: Iterable[str]):
+        self._it, self.sentences, self.chars, self.nonblank = iter(sentences), 0, 0, 0
+        self.error: BaseException | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            for text in self._it:
+                self.sentences += 1
+                self.chars += len(text)
+                self.nonblank += bool(text.strip())
+                yield text
+        except Exception as e:
+            self.error = e
+            raise
+
+
+def trainer_options(vocab_size: int, model_type: str, character_coverage: float) -> dict:
+    """SentencePiece trainer options (without input/output) for reproducible models.
+
+    [PAD] is sentencepiece's pad piece (id 0) and [CLS]/[SEP]/[MASK] are *control* symbols (ids
+    1-3): control pieces are never produced by encoding text, so a literal "[MASK]" in an article
+    stays plain text, while they can still be looked up with `piece_to_id` and `decode` drops
+    them. (User-defined symbols would be matched in the text, which we do not want.) [UNK] is the
+    unk piece (id 4); sentencepiece adds no BOS/EOS of its own; the Tokenizer frames instead."""
+    return dict(
+        vocab_size=vocab_size, model_type=model_type, character_coverage=character_coverage,
+        pad_id=PAD_ID, pad_piece=PAD, unk_id=UNK_ID, unk_piece=UNK, bos_id=-1, eos_id=-1,
+        control_symbols=[CLS, SEP, MASK],
+        hard_vocab_limit=False,  # a vocab_size too large for the input shrinks instead of failing
+        num_threads=1, input_sentence_size=0, shuffle_input_sentence=False,  # deterministic
+        minloglevel=2,  # sentencepiece's own progress log is very long; errors still raise
+    )
+
+
+def _sp_message(error: Exception) -> str:
+    """sentencepiece's error text without the source location: one line for the user."""
+    text = re.sub(r"^[A-Z_]+: (src/\S+ \[.*?\]\s*)?", "", str(error).strip())
+    return " ".join(text.split()) or type(error).__name__
+
+
+def _train_model_proto(sentences: Iterable[str], options: dict, seed: int) -> tuple[bytes, _Counted]:
+    """Train in memory; returns (serialized ModelProto, counts). Raises VocabError on failure."""
+    counted, out = _Counted(sentences), io.BytesIO()
+    spm.set_random_generator_seed(seed)
+    try:
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(counted), model_writer=out,
+                                       **options)
+    except (RuntimeError, ValueError) as e:
+        if counted.error is not None:
+            raise counted.error from None
+        if counted.nonblank == 0:
+            raise VocabError("cannot train a vocabulary: no sentences (or only empty ones)") from None
+        raise VocabError(f"cannot train a vocabulary of {options['vocab_size']} "
+                         f"({options['model_type']}): {_sp_message(e)}") from None
+    return out.getvalue(), counted
+
+
+def vocab_listing(processor: spm.SentencePieceProcessor) -> str:
+    """The `.vocab` text sentencepiece writes itself: "piece<TAB>score" per id, in id order."""
+    return "".join(f"{processor.id_to_piece(i)}\t{processor.get_score(i):g}\n"
+                   for i in range(processor.get_piece_size()))
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    tmp = path + TMP_SUFFIX
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def train_vocab(sentences: Iterable[str], model_path: str, vocab_size: int = 32000,
+                model_type: str = "unigram", character_coverage: float = 0.9995,
+                seed: int = 0) -> dict:
+    """Train a SentencePiece model on `sentences` and write `model_path` and its `.vocab` file.
+
+    Inputs: sentences (streamed once; sentencepiece keeps them in memory, so pass a sample), the
+    model path and trainer settings. The same sentences and settings give a byte-identical model
+    (one trainer thread: the result depends on the thread count). `seed` seeds sentencepiece's
+    random generator; with input shuffling off, training draws nothing from it today (the seed of
+    `sample_sentences` is what chooses the input), so it only guards future options.
+    An old model at `model_path` is removed first and the new files are written under a temporary
+    name, then renamed (the model last), so a failed run leaves no model. Raises VocabError (a
+    ValueError) on bad settings or input. Returns {"vocab_size", "requested_vocab_size",
+    "model_type", "sentences", "characters", "model", "vocab"}."""
+    if model_type not in MODEL_TYPES:
+        raise VocabError(f"unknown model type {model_type!r} (choose from {', '.join(MODEL_TYPES)})")
+    if vocab_size <= len(SPECIAL_TOKENS):
+        raise VocabError(f"vocab_size must be larger than {len(SPECIAL_TOKENS)}, got {vocab_size}")
+    if not 0 < character_coverage <= 1:
+        raise VocabError(f"character_coverage must be in (0, 1], got {character_coverage}")
+    vocab_path = vocab_file_path(model_path)
+    for path in (model_path, vocab_path):
+        if os.path.exists(path):
+            os.remove(path)
+    proto, counted = _train_model_proto(
+        sentences, trainer_options(vocab_size, model_type, character_coverage), seed)
+    processor = spm.SentencePieceProcessor(model_proto=proto)
+    os.makedirs(os.path.dirname(os.path.abspath(model_path)), exist_ok=True)
+    _write_bytes(vocab_path, vocab_listing(processor).encode("utf-8"))
+    _write_bytes(model_path, proto)
+    return {"vocab_size": processor.get_piece_size(), "requested_vocab_size": vocab_size,
+            "model_type": model_type, "sentences": counted.sentences,
+            "characters": counted.chars, "model": model_path, "vocab": vocab_path}
+
+
+# ---- tokenizing ------------------------------------------------------------------------------
+
+class Tokenizer:
+    """A trained model with BERT-style framing. Picklable: the state is the model's bytes."""
+
+    def __init__(self, model_path: str):
+        with open(model_path, "rb") as f:
+            self._load(f.read(), model_path)
+
+    def _load(self, proto: bytes, source: str = "model") -> None:
+        self._proto = proto
+        self._sp = spm.SentencePieceProcessor()
+        try:
+            self._sp.load_from_serialized_proto(proto)
+        except (RuntimeError, OSError):
+            raise VocabError(f"{source}: not a sentencepiece model") from None
+        found = tuple(self._sp.id_to_piece(i) for i in range(min(5, self._sp.get_piece_size())))
+        if found != SPECIAL_TOKENS:
+            raise VocabError(f"{source}: expected special tokens {SPECIAL_TOKENS} at ids 0-4, "
+                             f"found {found} (train it with wikipairs vocab)")
+
+    def __getstate__(self) -> dict:
+        return {"model_proto": self._proto}
+
+    def __setstate__(self, state: dict) -> None:
+        self._load(state["model_proto"])
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids, specials included."""
+        return self._sp.get_piece_size()
+
+    def piece_to_id(self, piece: str) -> int:
+        return self._sp.piece_to_id(piece)
+
+    def id_to_piece(self, id_: int) -> str:
+        return self._sp.id_to_piece(id_)
+
+    def tokenize(self, text: str) -> list[int]:
+        """The ids of `text`'s pieces, no framing and no truncation."""
+        return self._sp.encode(text, out_type=int)
+
+    def count_tokens(self, text: str) -> int:
+        """Number of pieces of `text`, without [CLS]/[SEP]."""
+        return len(self.tokenize(text))
+
+    def encode(self, text: str, max_len: int) -> list[int]:
+        """[CLS] pieces... [SEP], the pieces cut so the whole list has at most max_len (>= 2) ids."""
+        if max_len < 2:
+            raise ValueError(f"max_len must be >= 2 for [CLS] and [SEP], got {max_len}")
+        return [CLS_ID, *self.tokenize(text)[:max_len - 2], SEP_ID]
+
+    def encode_pair(self, title: str, text: str, max_len: int) -> list[int]:
+        """[CLS] title [SEP] text [SEP] in at most max_len (>= 3) ids: the text is cut first, the
+        title only when it alone does not fit; the final [SEP] is always kept."""
+        if max_len < 3:
+            raise ValueError(f"max_len must be >= 3 for [CLS], [SEP] and [SEP], got {max_len}")
+        title_ids = self.tokenize(title)[:max_len - 3]
+        room = max_len - 3 - len(title_ids)
+        text_ids = self.tokenize(text)[:room] if room else []
+        return [CLS_ID, *title_ids, SEP_ID, *text_ids, SEP_ID]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of `ids` without [PAD]/[CLS]/[SEP]/[MASK]; an [UNK] shows as sentencepiece's " ⁇ "."""
+        ids = [int(i) for i in ids]
+        bad = [i for i in ids if not 0 <= i < self.vocab_size]
+        if bad:
+            raise ValueError(f"ids out of range [0, {self.vocab_size}): {bad[:5]}")
+        return self._sp.decode([i for i in ids if i not in (PAD_ID, CLS_ID, SEP_ID, MASK_ID)])

@@ -6,7 +6,7 @@ import apache_beam as beam
 from wikipairs.pair_shards import pair_row, shard_of, write_shard
 from wikipairs.pairs import approx_token_count
 
-from .transforms import ParseAndPair, ReadPages, ResolveRedirects, WlpJoin, flush_counts  # noqa
+from .transforms import ParseAndPair, ResolveRedirects, ScanTitles, WlpJoin, _UnionBlooms
 
 
 class _ToRow(beam.DoFn):
@@ -58,17 +58,23 @@ class WriteShards(beam.PTransform):
 
 
 def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, formats, tokenizer,
-                   num_shards, output):
-    """Add the whole build to `pipeline`; returns {task: PCollection of shard notes}."""
-    read = pipeline | "ReadPages" >> ReadPages(splits, parse.lang, parse.allow_truncated)
-    outputs = ["ict", "bfs", "wlp_query", "wlp_doc"]
-    parsed = read["pages"] | "ParseAndPair" >> beam.ParDo(
-        ParseAndPair(sites, splitter, parse, pairs, tuple(tasks), tokenizer)).with_outputs(*outputs)
-    by_task = {task: parsed[task] for task in ("ict", "bfs") if task in tasks}
+                   num_shards, output, title_capacity):
+    """Add the whole build to `pipeline`. ICT and BFS get one shard per split; WLP `num_shards`."""
+    indexed = (pipeline
+               | "Splits" >> beam.Create(list(enumerate(splits)))
+               | "SpreadSplits" >> beam.Reshuffle())
+    scan = (indexed | "Unindex" >> beam.Map(lambda kv: kv[1])
+            | "ScanTitles" >> beam.ParDo(ScanTitles(parse.lang, title_capacity)).with_outputs(
+                "redirects", main="blooms"))
+    titles = scan.blooms | "TitleFilter" >> beam.CombineGlobally(_UnionBlooms(title_capacity))
+    parsed = indexed | "ParseAndPair" >> beam.ParDo(
+        ParseAndPair(sites=sites, splitter=splitter, parse=parse, pairs=pairs, tasks=tuple(tasks),
+                     tokenizer=tokenizer, output=output, formats=tuple(formats),
+                     num_splits=len(splits)),
+        titles=beam.pvalue.AsSingleton(titles)).with_outputs("wlp_query", "wlp_doc", main="notes")
     if "wlp" in tasks:
-        finals = read["redirects"] | "ResolveRedirects" >> ResolveRedirects()
-        by_task["wlp"] = ((parsed.wlp_query, parsed.wlp_doc, finals)
-                          | "WlpJoin" >> WlpJoin(pairs))
-    return {task: by_task[task] | f"Write_{task}" >> WriteShards(
-        output, task, num_shards, formats, tokenizer, pairs.query_max_tokens,
-        pairs.doc_max_tokens) for task in tasks}
+        finals = scan.redirects | "ResolveRedirects" >> ResolveRedirects()
+        wlp = ((parsed.wlp_query, parsed.wlp_doc, finals) | "WlpJoin" >> WlpJoin(pairs))
+        wlp | "Write_wlp" >> WriteShards(output, "wlp", num_shards, formats, tokenizer,
+                                         pairs.query_max_tokens, pairs.doc_max_tokens)
+    return parsed.notes

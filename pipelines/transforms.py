@@ -1,10 +1,11 @@
 """Beam transforms of `wikipairs build`. They only wire the core (wikipairs.*) together.
 
-Stages: ReadPages (one split per dump file, or per range of bz2 streams) -> Reshuffle (pages go
-to every worker) -> ParseAndPair (Article, then ICT/BFS pairs and the two WLP sides, per page)
--> ResolveRedirects (chains collapsed by keyed joins) -> WlpJoin (documents keyed by the link
-target, resolved by a join, capped per target by a combiner, joined with the query pages) ->
-Tokenize -> WriteShards. Every skip is a Beam counter in the "wikipairs" namespace.
+Stages: splits (byte ranges of a multistream dump, or parts of a file) -> ScanTitles (redirects,
+and a Bloom filter of titles) -> ParseAndPair (per split: Articles, ICT/BFS pairs written to the
+split's shard, the two WLP sides) -> ResolveRedirects (chains collapsed by keyed joins) ->
+WlpJoin (documents keyed by link target, resolved by a join, capped per target by a combiner,
+joined with the query pages) -> WriteShards (WLP). Pages and ICT/BFS pairs are never shuffled.
+Every skip is a Beam counter in the "wikipairs" namespace.
 """
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from collections import Counter
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from wikipairs.bloom import BloomFilter
+from wikipairs.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs import PairBuilder, PairConfig, WlpDoc, approx_token_count, wlp_rank
 from wikipairs.parse import ParseConfig, parse_page
 from wikipairs.redirects import MAX_DEPTH
-from wikipairs.splits import Split, read_split
+from wikipairs.splits import Split, read_split, read_titles
 from wikipairs.titles import TitleParser
 from wikipairs.wikitext import Cleaner, ParseOptions
 
@@ -31,56 +34,62 @@ def flush_counts(counts: Counter) -> None:
     counts.clear()
 
 
-class _ReadSplit(beam.DoFn):
-    """Split -> Page. Redirect pages go to the "redirects" output as (source, target)."""
+class ScanTitles(beam.DoFn):
+    """Split -> redirects (source, target) as the "redirects" output, and one BloomFilter of the
+    split's main-namespace titles (articles and redirects alike) as the main output."""
 
-    def __init__(self, lang: str | None, allow_truncated: bool):
-        self.lang, self.allow_truncated = lang, allow_truncated
+    def __init__(self, lang: str | None, capacity: int):
+        self.lang, self.capacity = lang, capacity
 
     def process(self, split: Split):
-        counts = Counter()
-        for page in read_split(split, counts, self.allow_truncated, self.lang):
+        bloom = BloomFilter(self.capacity)
+        for page in read_titles(split, self.lang):
+            if page.ns == 0:
+                bloom.add(page.title)
             if page.redirect:
-                counts["redirects"] += 1
                 yield beam.pvalue.TaggedOutput("redirects", (page.title, page.redirect))
-            else:
-                yield page
-            if counts["pages_read"] >= 1000:
-                flush_counts(counts)
-        flush_counts(counts)
+        yield bloom
 
 
-class ReadPages(beam.PTransform):
-    """Splits -> {"pages": Page (non-redirect, spread over workers), "redirects": (src, dst)}."""
+class _UnionBlooms(beam.CombineFn):
+    def __init__(self, capacity: int):
+        self.capacity = capacity
 
-    def __init__(self, splits: list[Split], lang: str | None, allow_truncated: bool):
-        super().__init__()
-        self.splits, self.lang, self.allow_truncated = splits, lang, allow_truncated
+    def create_accumulator(self):
+        return BloomFilter(self.capacity)
 
-    def expand(self, pbegin):
-        read = (pbegin
-                | "Splits" >> beam.Create(self.splits)
-                | "SpreadSplits" >> beam.Reshuffle()
-                | "Read" >> beam.ParDo(_ReadSplit(self.lang, self.allow_truncated))
-                .with_outputs("redirects", main="pages"))
-        return {"pages": read.pages | "SpreadPages" >> beam.Reshuffle(),
-                "redirects": read.redirects}
+    def add_input(self, acc, bloom):
+        return acc.union(bloom)
+
+    def merge_accumulators(self, accs):
+        accs = list(accs)
+        for other in accs[1:]:
+            accs[0].union(other)
+        return accs[0]
+
+    def extract_output(self, acc):
+        return acc
 
 
 class ParseAndPair(beam.DoFn):
-    """Page -> Article -> ICT and BFS pairs, WLP query (title, WlpQuery) and WLP documents
-    (raw target, WlpDoc), as tagged outputs. Links are left unresolved (a later join does it)."""
+    """Split -> its pages -> Articles -> ICT and BFS pairs, written at once to the split's own
+    shard (DIR/<task>/part-<split>-of-<splits>; no shuffle of pairs or pages), and the two WLP
+    sides as tagged outputs: "wlp_query" (title, WlpQuery) and "wlp_doc" (raw target, WlpDoc),
+    the latter only for targets the title filter says may exist. Links stay unresolved here; a
+    later join resolves them. The main output is the shard notes."""
 
-    def __init__(self, sites: dict, splitter, parse: ParseConfig, pairs: PairConfig,
-                 tasks: tuple[str, ...], tokenizer=None):
+    def __init__(self, *, sites: dict, splitter, parse: ParseConfig, pairs: PairConfig,
+                 tasks: tuple[str, ...], tokenizer, output: str, formats: tuple[str, ...],
+                 num_splits: int):
         self.sites, self.splitter, self.parse_config = sites, splitter, parse
         self.pair_config, self.tasks, self.tokenizer = pairs, tasks, tokenizer
+        self.output, self.formats, self.num_splits = output, formats, num_splits
 
     def setup(self):
         self.cleaners = {}
-        count = self.tokenizer.count_tokens if self.tokenizer else approx_token_count
+        self.count = self.tokenizer.count_tokens if self.tokenizer else approx_token_count
         self.counts = Counter()
-        self.builder = PairBuilder(self.pair_config, count, self.counts)
+        self.builder = PairBuilder(self.pair_config, self.count, self.counts)
 
     def _cleaner(self, source: str) -> Cleaner:
         if source not in self.cleaners:
@@ -89,25 +98,44 @@ class ParseAndPair(beam.DoFn):
                 ParseOptions(keep_tables=self.parse_config.keep_tables), resolve=None)
         return self.cleaners[source]
 
-    def process(self, page):
-        article = parse_page(page, self._cleaner(page.source), self.parse_config, self.counts)
-        if article is not None:
-            self.counts["articles"] += 1
-            passages = self.builder.passages(article)
-            self.counts["passages"] += len(passages)
-            if "ict" in self.tasks:
-                for pair in self.builder.ict(article, passages):
-                    yield beam.pvalue.TaggedOutput("ict", pair)
-            if "bfs" in self.tasks:
-                for pair in self.builder.bfs(article, passages):
-                    yield beam.pvalue.TaggedOutput("bfs", pair)
-            if "wlp" in self.tasks:
-                query = self.builder.wlp_query(article)
-                if query is not None:
-                    yield beam.pvalue.TaggedOutput("wlp_query", (query.title, query))
-                for target, doc in self.builder.wlp_documents(article, passages):
-                    yield beam.pvalue.TaggedOutput("wlp_doc", (target, doc))
+    def process(self, indexed_split, titles=None):
+        index, split = indexed_split
+        writers = {task: ShardWriter(self.output, task, index, self.num_splits, self.formats,
+                                     self.tokenizer is not None)
+                   for task in ("ict", "bfs") if task in self.tasks}
+        for page in read_split(split, self.counts, self.parse_config.allow_truncated,
+                               self.parse_config.lang):
+            yield from self._page(page, writers, titles)
+            if self.counts["pages_read"] >= 100:
+                flush_counts(self.counts)
+        for task, writer in writers.items():
+            note = writer.close()
+            self.counts[f"{task}_pairs"] += note["pairs"]
+            yield note
         flush_counts(self.counts)
+
+    def _page(self, page, writers, titles):
+        article = parse_page(page, self._cleaner(page.source), self.parse_config, self.counts)
+        if article is None:
+            return
+        self.counts["articles"] += 1
+        passages = self.builder.passages(article)
+        self.counts["passages"] += len(passages)
+        cfg = self.pair_config
+        for task, make in (("ict", self.builder.ict), ("bfs", self.builder.bfs)):
+            if task in writers:
+                for pair in make(article, passages):
+                    writers[task].write(pair_row(pair, self.count, self.tokenizer,
+                                                 cfg.query_max_tokens, cfg.doc_max_tokens))
+        if "wlp" in self.tasks:
+            query = self.builder.wlp_query(article)
+            if query is not None:
+                yield beam.pvalue.TaggedOutput("wlp_query", (query.title, query))
+            for target, doc in self.builder.wlp_documents(article, passages):
+                if titles is not None and target not in titles:
+                    self.counts["wlp_links_to_missing_pages"] += 1
+                    continue
+                yield beam.pvalue.TaggedOutput("wlp_doc", (target, doc))
 
 
 class ResolveRedirects(beam.PTransform):
@@ -240,5 +268,5 @@ class _WlpPairs(beam.DoFn):
         flush_counts(self.counts)
 
 
-__all__ = ["ReadPages", "ParseAndPair", "ResolveRedirects", "WlpJoin", "TopWlpDocs",
+__all__ = ["ScanTitles", "ParseAndPair", "ResolveRedirects", "WlpJoin", "TopWlpDocs",
            "flush_counts", "NAMESPACE"]

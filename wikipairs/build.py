@@ -23,7 +23,7 @@ from .pairs import TASKS, PairConfig
 from .parse import ParseConfig
 from .sentences import TRAINING_CHARS, SentenceSplitter
 from .shards import MANIFEST, TMP_SUFFIX, prepare_output, sha256_file, write_json
-from .splits import STREAMS_PER_SPLIT, plan_splits
+from .splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 from .wikitext import Cleaner
 
 BYTES_PER_SHARD = 128 << 20  # automatic shard count: one shard per this much compressed input
@@ -38,8 +38,9 @@ class BuildConfig:
     vocab: str | None = None
     pairs: PairConfig = field(default_factory=PairConfig)
     parse: ParseConfig | None = None  # namespaces, language, truncation, tables, skips
-    num_shards: int = 0  # per task; 0: from the input size
+    num_shards: int = 0  # WLP shards; 0: from the input size (ICT, BFS: one shard per split)
     streams_per_split: int = STREAMS_PER_SPLIT
+    parts_per_file: int = PARTS_PER_FILE
     runner: str = "DirectRunner"
     workers: int = 0  # DirectRunner processes (0: all cores) or Dataflow workers
     dry_run: bool = False
@@ -67,6 +68,11 @@ def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> 
                     texts.append(paragraph)
                     size += len(paragraph)
     return texts
+
+
+def title_capacity(paths: list[str]) -> int:
+    """Titles the Bloom filter is sized for: enwiki has about one per KB of compressed dump."""
+    return max(100_000, sum(os.path.getsize(p) for p in paths) // 1000)
 
 
 def auto_shards(paths: list[str]) -> int:
@@ -119,7 +125,7 @@ def build(config: BuildConfig) -> dict:
     from wikipairs.pipelines.build import build_pipeline
 
     parse = config.parse or ParseConfig(inputs=config.inputs, output=config.output)
-    splits = plan_splits(config.inputs, config.streams_per_split)
+    splits = plan_splits(config.inputs, config.streams_per_split, config.parts_per_file)
     paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
     sites = {p: DumpFile(p, lang=parse.lang).site for p in paths}
     lang = sites[paths[0]].lang
@@ -139,7 +145,8 @@ def build(config: BuildConfig) -> dict:
     pipeline = beam.Pipeline(options=options)
     build_pipeline(pipeline, splits=splits, sites=sites, splitter=splitter, parse=parse,
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
-                   tokenizer=tokenizer, num_shards=num_shards, output=config.output)
+                   tokenizer=tokenizer, num_shards=num_shards, output=config.output,
+                   title_capacity=title_capacity(paths))
     started = time.monotonic()
     try:
         result = pipeline.run()
@@ -155,7 +162,7 @@ def build(config: BuildConfig) -> dict:
                  tokens="sentencepiece:" + os.path.basename(config.vocab) if config.vocab
                  else "words-and-punctuation", num_shards=num_shards, splits=len(splits))
     write_json(os.path.join(config.output, "stats.json"), stats)
-    _write_manifest(config, paths, num_shards, stats)
+    _write_manifest(config, paths, num_shards, len(splits), stats)
     shutil.rmtree(os.path.join(config.output, NOTES), ignore_errors=True)
     return stats
 
@@ -202,10 +209,12 @@ def _stats(config: BuildConfig, notes: list[dict], counters: dict, seconds: floa
             "seconds": round(seconds, 1)}
 
 
-def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, stats: dict) -> None:
+def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, splits: int,
+                    stats: dict) -> None:
     notes = read_notes(config.output)
     files = [f for n in sorted(notes, key=lambda n: (n["task"], n["shard"])) for f in n["files"]]
-    expected = len(config.tasks) * len(config.formats) * num_shards
+    expected = sum(len(config.formats) * (num_shards if task == "wlp" else splits)
+                   for task in config.tasks)
     if len(files) != expected:
         raise BuildError(f"{config.output}: {len(files)} shard files written, expected {expected}")
     manifest = {

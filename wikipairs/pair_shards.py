@@ -7,7 +7,6 @@ driver write stats.json and then manifest.json without reading the shards back.
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 from dataclasses import asdict
@@ -40,24 +39,68 @@ def pair_row(pair: Pair, count, tokenizer=None, query_max: int = 64, doc_max: in
     return row
 
 
-def _parquet_bytes(rows: list[dict], with_ids: bool) -> bytes:
-    schema = arrow_schema(pair_fields(with_ids), metadata={"wikipairs": "pair"})
-    sink = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink, compression="zstd",
-                   row_group_size=10_000)
-    return sink.getvalue()
+class ShardWriter:
+    """Streams rows into DIR/<task>/part-<index>-of-<count> in every format (temporary names,
+    renamed by close(), which also saves and returns the shard's note)."""
 
+    def __init__(self, output: str, task: str, index: int, count: int,
+                 formats: tuple[str, ...], with_ids: bool, row_group: int = 2_000):
+        self.output, self.task, self.index, self.count = output, task, index, count
+        self.fields = pair_fields(with_ids)
+        self.schema = arrow_schema(self.fields, metadata={"wikipairs": "pair"})
+        self.paths = {fmt: os.path.join(output, task, shard_name(index, count, SUFFIXES[fmt]))
+                      for fmt in formats}
+        os.makedirs(os.path.join(output, task), exist_ok=True)
+        self.files, self.parquet, self.tfrecord = {}, None, None
+        if "parquet" in formats:
+            self.parquet = pq.ParquetWriter(self.paths["parquet"] + TMP_SUFFIX, self.schema,
+                                            compression="zstd")
+        if "tfrecord" in formats:
+            from .tfrecord import TFRecordWriter
+            self.files["tfrecord"] = open(self.paths["tfrecord"] + TMP_SUFFIX, "wb")
+            self.tfrecord = TFRecordWriter(self.files["tfrecord"], compression="gzip")
+        self.buffer: list[dict] = []
+        self.row_group = row_group
+        self.pairs = self.query_tokens = self.doc_tokens = 0
 
-def _tfrecord_bytes(rows: list[dict], with_ids: bool) -> bytes:
-    from .tfrecord import TFRecordWriter, encode_example
+    def write(self, row: dict) -> None:
+        self.pairs += 1
+        self.query_tokens += row["query_tokens"]
+        self.doc_tokens += row["doc_tokens"]
+        if self.tfrecord is not None:
+            from .tfrecord import encode_example
+            values = example_values(self.fields, row)
+            self.tfrecord.write(encode_example({name: v for name, (_, v) in values.items()}))
+        if self.parquet is not None:
+            self.buffer.append(row)
+            if len(self.buffer) >= self.row_group:
+                self._flush()
 
-    fields = pair_fields(with_ids)
-    sink = io.BytesIO()
-    with TFRecordWriter(sink, compression="gzip") as writer:
-        for row in rows:
-            values = example_values(fields, row)
-            writer.write(encode_example({name: v for name, (_, v) in values.items()}))
-    return sink.getvalue()
+    def _flush(self) -> None:
+        if self.buffer:
+            self.parquet.write_table(pa.Table.from_pylist(self.buffer, schema=self.schema))
+            self.buffer = []
+
+    def close(self) -> dict:
+        if self.parquet is not None:
+            self._flush()
+            if self.pairs == 0:
+                self.parquet.write_table(self.schema.empty_table())
+            self.parquet.close()
+        if self.tfrecord is not None:
+            self.tfrecord.close()
+            self.files["tfrecord"].close()
+        files = []
+        for fmt, path in self.paths.items():
+            os.replace(path + TMP_SUFFIX, path)
+            files.append({"path": os.path.relpath(path, self.output), "format": fmt,
+                          "rows": self.pairs, "bytes": os.path.getsize(path),
+                          "sha256": sha256_file(path)})
+        note = {"task": self.task, "shard": self.index, "of": self.count, "pairs": self.pairs,
+                "files": files, "query_tokens": self.query_tokens, "doc_tokens": self.doc_tokens}
+        _write_atomic(os.path.join(self.output, NOTES, f"{self.task}-{self.index:05d}.json"),
+                      json.dumps(note).encode())
+        return note
 
 
 def _write_atomic(path: str, data: bytes) -> None:
@@ -70,21 +113,11 @@ def _write_atomic(path: str, data: bytes) -> None:
 
 def write_shard(output: str, task: str, index: int, count: int, rows: list[dict],
                 formats: tuple[str, ...], with_ids: bool) -> dict:
-    """Write shard `index` of `count` of a task in every format; returns (and saves) its note."""
-    rows = sorted(rows, key=lambda r: r["pair_id"])
-    files = []
-    for fmt in formats:
-        data = _parquet_bytes(rows, with_ids) if fmt == "parquet" else _tfrecord_bytes(rows, with_ids)
-        path = os.path.join(output, task, shard_name(index, count, SUFFIXES[fmt]))
-        _write_atomic(path, data)
-        files.append({"path": os.path.relpath(path, output), "format": fmt, "rows": len(rows),
-                      "bytes": len(data), "sha256": sha256_file(path)})
-    note = {"task": task, "shard": index, "of": count, "pairs": len(rows), "files": files,
-            "query_tokens": sum(r["query_tokens"] for r in rows),
-            "doc_tokens": sum(r["doc_tokens"] for r in rows)}
-    _write_atomic(os.path.join(output, NOTES, f"{task}-{index:05d}.json"),
-                  json.dumps(note).encode())
-    return note
+    """Write shard `index` of `count` of a task from rows (sorted by pair_id); returns its note."""
+    writer = ShardWriter(output, task, index, count, formats, with_ids)
+    for row in sorted(rows, key=lambda r: r["pair_id"]):
+        writer.write(row)
+    return writer.close()
 
 
 def read_notes(output: str) -> list[dict]:
@@ -99,4 +132,5 @@ def read_notes(output: str) -> list[dict]:
     return notes
 
 
-__all__ = ["FORMATS", "SUFFIXES", "NOTES", "shard_of", "pair_row", "write_shard", "read_notes"]
+__all__ = ["FORMATS", "SUFFIXES", "NOTES", "ShardWriter", "shard_of", "pair_row", "write_shard",
+           "read_notes"]

@@ -21,6 +21,8 @@ from .errors import DumpError
 from .records import Page
 
 STREAMS_PER_SPLIT = 50  # ~5,000 pages: enough work per split, little memory
+PARTS_PER_FILE = 2  # splits of a file without an index: each reads the file, parses its pages
+PAGES_PER_BLOCK = 50  # those splits take turns by blocks of this many pages
 
 
 @dataclass(frozen=True)
@@ -29,10 +31,16 @@ class Split:
     start: int = 0  # byte range of whole bz2 streams; (0, None): the whole file
     end: int | None = None
     header_end: int = 0  # end of the header stream (multistream splits only)
+    part: int = 0  # without an index: this split parses blocks `part`, `part + parts`, ...
+    parts: int = 1
 
     @property
     def whole_file(self) -> bool:
         return self.start == 0 and self.end is None
+
+    def owns(self, ordinal: int) -> bool:
+        """Whether the page at this position of the file is this split's to parse."""
+        return (ordinal // PAGES_PER_BLOCK) % self.parts == self.part
 
 
 def index_for(path: str) -> str | None:
@@ -55,14 +63,18 @@ def stream_offsets(index_path: str) -> list[int]:
     return sorted(offsets)
 
 
-def plan_splits(patterns: list[str], streams_per_split: int = STREAMS_PER_SPLIT) -> list[Split]:
-    """Splits of the inputs: byte ranges for multistream files with an index, else whole files."""
+def plan_splits(patterns: list[str], streams_per_split: int = STREAMS_PER_SPLIT,
+                parts_per_file: int = PARTS_PER_FILE) -> list[Split]:
+    """Splits of the inputs: byte ranges for multistream files with an index; else `parts_per_file`
+    splits per file that each read the file and parse every `parts_per_file`-th block of pages.
+    The plan depends on the inputs and these two numbers only (never on the runner)."""
     splits = []
     for path in expand_inputs(patterns):
         index = index_for(path)
         offsets = stream_offsets(index) if index else []
         if len(offsets) <= 1 or streams_per_split <= 0:
-            splits.append(Split(path))
+            parts = max(1, parts_per_file)
+            splits.extend(Split(path, part=k, parts=parts) for k in range(parts))
             continue
         starts = offsets[::streams_per_split]
         ends = starts[1:] + [None]
@@ -84,9 +96,20 @@ def _split_xml(split: Split) -> bytes:
 
 def read_split(split: Split, counts: Counter | None = None, allow_truncated: bool = False,
                lang: str | None = None) -> Iterator[Page]:
-    """The pages of a split (Page.source is the dump file's path)."""
+    """The pages of a split (Page.source is the dump file's path). `counts` gets pages_read
+    for the split's own pages only, and truncated_files from the file's first split only."""
+    counts = counts if counts is not None else Counter()
     if split.whole_file:
-        yield from DumpFile(split.path, lang=lang).pages(counts, allow_truncated)
+        if split.parts == 1:
+            yield from DumpFile(split.path, lang=lang).pages(counts, allow_truncated)
+            return
+        seen = Counter()
+        for ordinal, page in enumerate(DumpFile(split.path, lang=lang).pages(seen, allow_truncated)):
+            if split.owns(ordinal):
+                counts["pages_read"] += 1
+                yield page
+        if split.part == 0 and seen["truncated_files"]:
+            counts["truncated_files"] += seen["truncated_files"]
         return
     try:
         xml = _split_xml(split)
@@ -103,5 +126,14 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
             yield page
 
 
-__all__ = ["Split", "plan_splits", "read_split", "index_for", "stream_offsets",
-           "STREAMS_PER_SPLIT"]
+def read_titles(split: Split, lang: str | None = None) -> Iterator[Page]:
+    """Every page of the split's file (whole-file splits: only from part 0), for the title and
+    redirect scan; tolerant of a cut file (the parse stage reports it)."""
+    if split.whole_file and split.part != 0:
+        return
+    yield from read_split(Split(split.path, split.start, split.end, split.header_end), None,
+                          True, lang)
+
+
+__all__ = ["Split", "plan_splits", "read_split", "read_titles", "index_for", "stream_offsets",
+           "STREAMS_PER_SPLIT", "PARTS_PER_FILE", "PAGES_PER_BLOCK"]

@@ -6,7 +6,10 @@ import apache_beam as beam
 from wikipairs.pair_shards import pair_row, shard_of, write_shard
 from wikipairs.pairs import approx_token_count
 
-from .transforms import ParseAndPair, ResolveRedirects, ScanTitles, WlpJoin, _UnionBlooms
+from wikipairs.splits import index_for
+
+from .transforms import (IndexTitles, ParseAndPair, PrepareFile, ResolveRedirects, UnionTitles,
+                         WlpJoin)
 
 
 class _ToRow(beam.DoFn):
@@ -58,22 +61,35 @@ class WriteShards(beam.PTransform):
 
 
 def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, formats, tokenizer,
-                   num_shards, output, title_capacity):
+                   num_shards, output, title_capacity, workdir):
     """Add the whole build to `pipeline`. ICT and BFS get one shard per split; WLP `num_shards`."""
-    indexed = (pipeline
-               | "Splits" >> beam.Create(list(enumerate(splits)))
-               | "SpreadSplits" >> beam.Reshuffle())
-    scan = (indexed | "Unindex" >> beam.Map(lambda kv: kv[1])
-            | "ScanTitles" >> beam.ParDo(ScanTitles(parse.lang, title_capacity)).with_outputs(
-                "redirects", main="blooms"))
-    titles = scan.blooms | "TitleFilter" >> beam.CombineGlobally(_UnionBlooms(title_capacity))
-    parsed = indexed | "ParseAndPair" >> beam.ParDo(
+    planned, indexed, per_file = [], [], {}
+    for index, split in enumerate(splits):
+        if split.whole_file:
+            per_file.setdefault(split.path, []).append((index, split))
+        else:
+            planned.append((index, split))
+            indexed.append(split.path)
+    prepared = (pipeline
+                | "FilesToPrepare" >> beam.Create(sorted(per_file.items()))
+                | "PrepareFiles" >> beam.ParDo(PrepareFile(workdir, sites, title_capacity))
+                .with_outputs("titles", main="splits"))
+    index_blooms = (pipeline
+                    | "Indexes" >> beam.Create(sorted({(p, index_for(p)) for p in indexed}))
+                    | "IndexTitles" >> beam.ParDo(IndexTitles(sites, title_capacity)))
+    titles = ((prepared.titles, index_blooms) | "AllTitles" >> beam.Flatten()
+              | "TitleFilter" >> beam.CombineGlobally(UnionTitles(title_capacity)))
+    all_splits = ((pipeline | "IndexedSplits" >> beam.Create(planned), prepared.splits)
+                  | "Splits" >> beam.Flatten()
+                  | "SpreadSplits" >> beam.Reshuffle())
+    parsed = all_splits | "ParseAndPair" >> beam.ParDo(
         ParseAndPair(sites=sites, splitter=splitter, parse=parse, pairs=pairs, tasks=tuple(tasks),
                      tokenizer=tokenizer, output=output, formats=tuple(formats),
                      num_splits=len(splits)),
-        titles=beam.pvalue.AsSingleton(titles)).with_outputs("wlp_query", "wlp_doc", main="notes")
+        titles=beam.pvalue.AsSingleton(titles)).with_outputs(
+            "wlp_query", "wlp_doc", "redirects", main="notes")
     if "wlp" in tasks:
-        finals = scan.redirects | "ResolveRedirects" >> ResolveRedirects()
+        finals = parsed.redirects | "ResolveRedirects" >> ResolveRedirects()
         wlp = ((parsed.wlp_query, parsed.wlp_doc, finals) | "WlpJoin" >> WlpJoin(pairs))
         wlp | "Write_wlp" >> WriteShards(output, "wlp", num_shards, formats, tokenizer,
                                          pairs.query_max_tokens, pairs.doc_max_tokens)

@@ -1,8 +1,9 @@
 """Beam transforms of `wikipairs build`. They only wire the core (wikipairs.*) together.
 
-Stages: splits (byte ranges of a multistream dump, or parts of a file) -> ScanTitles (redirects,
-and a Bloom filter of titles) -> ParseAndPair (per split: Articles, ICT/BFS pairs written to the
-split's shard, the two WLP sides) -> ResolveRedirects (chains collapsed by keyed joins) ->
+Stages: splits (byte ranges of a multistream dump; or parts of a file, which PrepareFile turns
+into byte ranges of a plain copy, decompressing once) and a Bloom filter of titles (from the
+index, or PrepareFile) -> ParseAndPair (per split: Articles, ICT/BFS pairs written to the
+split's shard, the two WLP sides, redirects) -> ResolveRedirects (chains, by keyed joins) ->
 WlpJoin (documents keyed by link target, resolved by a join, capped per target by a combiner,
 joined with the query pages) -> WriteShards (WLP). Pages and ICT/BFS pairs are never shuffled.
 Every skip is a Beam counter in the "wikipairs" namespace.
@@ -19,7 +20,7 @@ from wikipairs.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs import PairBuilder, PairConfig, WlpDoc, approx_token_count, wlp_rank
 from wikipairs.parse import ParseConfig, parse_page
 from wikipairs.redirects import MAX_DEPTH
-from wikipairs.splits import Split, read_split, read_titles
+from wikipairs.splits import index_titles, prepare_file, read_split
 from wikipairs.titles import TitleParser
 from wikipairs.wikitext import Cleaner, ParseOptions
 
@@ -34,24 +35,41 @@ def flush_counts(counts: Counter) -> None:
     counts.clear()
 
 
-class ScanTitles(beam.DoFn):
-    """Split -> redirects (source, target) as the "redirects" output, and one BloomFilter of the
-    split's main-namespace titles (articles and redirects alike) as the main output."""
+class PrepareFile(beam.DoFn):
+    """(path, [(index, Split)] planned for a file without an index) -> the same splits as byte
+    ranges of a plain copy (decompressed once, into `workdir`), and a Bloom filter of the file's
+    titles as the "titles" output. Where that cannot be done (a truncated or UTF-16 file) the
+    planned splits go on unchanged, each reading the file itself, and the filter is None (then
+    WLP does not filter links)."""
 
-    def __init__(self, lang: str | None, capacity: int):
-        self.lang, self.capacity = lang, capacity
+    def __init__(self, workdir: str, sites: dict, capacity: int):
+        self.workdir, self.sites, self.capacity = workdir, sites, capacity
 
-    def process(self, split: Split):
-        bloom = BloomFilter(self.capacity)
-        for page in read_titles(split, self.lang):
-            if page.ns == 0:
-                bloom.add(page.title)
-            if page.redirect:
-                yield beam.pvalue.TaggedOutput("redirects", (page.title, page.redirect))
-        yield bloom
+    def process(self, item):
+        path, planned = item
+        splits, bloom, pages = prepare_file(path, len(planned), self.workdir,
+                                            TitleParser(self.sites[path]), self.capacity)
+        if splits is None:
+            yield from planned
+        else:
+            yield from ((index, split) for (index, _), split in zip(planned, splits))
+        yield beam.pvalue.TaggedOutput("titles", bloom)
 
 
-class _UnionBlooms(beam.CombineFn):
+class IndexTitles(beam.DoFn):
+    """(dump path, index path) -> a Bloom filter of the titles the multistream index lists."""
+
+    def __init__(self, sites: dict, capacity: int):
+        self.sites, self.capacity = sites, capacity
+
+    def process(self, item):
+        path, index = item
+        yield index_titles(index, TitleParser(self.sites[path]), self.capacity)
+
+
+class UnionTitles(beam.CombineFn):
+    """The union of per-file Bloom filters; None (no filtering) if any file has none."""
+
     def __init__(self, capacity: int):
         self.capacity = capacity
 
@@ -59,13 +77,13 @@ class _UnionBlooms(beam.CombineFn):
         return BloomFilter(self.capacity)
 
     def add_input(self, acc, bloom):
-        return acc.union(bloom)
+        return None if acc is None or bloom is None else acc.union(bloom)
 
     def merge_accumulators(self, accs):
-        accs = list(accs)
-        for other in accs[1:]:
-            accs[0].union(other)
-        return accs[0]
+        merged = self.create_accumulator()
+        for acc in accs:
+            merged = self.add_input(merged, acc)
+        return merged
 
     def extract_output(self, acc):
         return acc
@@ -105,6 +123,8 @@ class ParseAndPair(beam.DoFn):
                    for task in ("ict", "bfs") if task in self.tasks}
         for page in read_split(split, self.counts, self.parse_config.allow_truncated,
                                self.parse_config.lang):
+            if page.redirect:
+                yield beam.pvalue.TaggedOutput("redirects", (page.title, page.redirect))
             yield from self._page(page, writers, titles)
             if self.counts["pages_read"] >= 100:
                 flush_counts(self.counts)
@@ -131,10 +151,8 @@ class ParseAndPair(beam.DoFn):
             query = self.builder.wlp_query(article)
             if query is not None:
                 yield beam.pvalue.TaggedOutput("wlp_query", (query.title, query))
-            for target, doc in self.builder.wlp_documents(article, passages):
-                if titles is not None and target not in titles:
-                    self.counts["wlp_links_to_missing_pages"] += 1
-                    continue
+            may_exist = titles.__contains__ if titles is not None else None
+            for target, doc in self.builder.wlp_documents(article, passages, may_exist):
                 yield beam.pvalue.TaggedOutput("wlp_doc", (target, doc))
 
 
@@ -268,5 +286,5 @@ class _WlpPairs(beam.DoFn):
         flush_counts(self.counts)
 
 
-__all__ = ["ScanTitles", "ParseAndPair", "ResolveRedirects", "WlpJoin", "TopWlpDocs",
+__all__ = ["PrepareFile", "IndexTitles", "UnionTitles", "ParseAndPair", "ResolveRedirects", "WlpJoin", "TopWlpDocs",
            "flush_counts", "NAMESPACE"]

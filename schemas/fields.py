@@ -1,6 +1,7 @@
 """A tiny typed schema language: scalars, lists and structs, with docs on every field."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -67,6 +68,7 @@ _EXAMPLE_KINDS = {"int64": "int64", "int32": "int64", "bool": "int64", "string":
                   "float32": "float"}
 
 
+@functools.lru_cache(maxsize=None)
 def example_kinds(fields: tuple[Field, ...]) -> dict[str, tuple[str, bool]]:
     """name -> (Example list kind: "bytes" | "int64" | "float", is_variable_length).
 
@@ -97,10 +99,12 @@ def example_values(fields: tuple[Field, ...], row: dict) -> dict[str, tuple[str,
     out = {}
     for name, (kind, is_list) in example_kinds(fields).items():
         value = row[name]
-        values = list(value) if is_list else [value]
-        if kind == "bytes":
-            values = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
-        elif kind == "int64":
-            values = [int(v) for v in values]
+        if is_list:
+            values = [v.encode("utf-8") if isinstance(v, str) else v for v in value] \
+                if kind == "bytes" else list(value)
+        elif kind == "bytes":
+            values = [value.encode("utf-8") if isinstance(value, str) else value]
+        else:
+            values = [int(value) if kind == "int64" else value]
         out[name] = (kind, values)
     return out

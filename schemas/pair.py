@@ -26,7 +26,8 @@ PAIR = (
           "text, e.g. in an infobox, and the passage is the page's first)."),
     Field("query_tokens", "int32", "Query length in tokens (SentencePiece pieces with `--vocab`, "
           "otherwise words and punctuation marks), before framing and truncation."),
-    Field("doc_tokens", "int32", "Document length in tokens: title and passage, as above."),
+    Field("doc_tokens", "int32", "Document length in tokens: title and passage sentences, each "
+          "counted on its own and summed, as above."),
 )
 
 TOKEN_IDS = (

@@ -263,3 +263,11 @@ def test_tensorflow_imported_first():
     """)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_typed_encoding_equals_checked_encoding():
+    from wikipairs.tfrecord import encode_example, encode_typed_example
+    typed = {"s": ("bytes", ["Ωμέγα".encode(), b""]), "i": ("int64", [1, -2, 2**40]),
+             "f": ("float", [0.5]), "empty": ("int64", []), "b": ("int64", [1])}
+    plain = {k: v for k, (_, v) in typed.items()}
+    assert encode_typed_example(typed) == encode_example(plain)

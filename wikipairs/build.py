@@ -7,11 +7,13 @@ then manifest.json, last. A failed or interrupted run leaves no manifest.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -26,6 +28,8 @@ from .shards import MANIFEST, TMP_SUFFIX, prepare_output, sha256_file, write_jso
 from .splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 from .wikitext import Cleaner
 
+LOG = "build.log"
+WORKDIR = ".work"  # plain copies of compressed dumps without an index; removed at the end
 BYTES_PER_SHARD = 128 << 20  # automatic shard count: one shard per this much compressed input
 
 
@@ -46,6 +50,7 @@ class BuildConfig:
     dry_run: bool = False
     beam_args: list[str] = field(default_factory=list)
     quiet: bool = False
+    log_to_file: bool = False  # Beam's and its workers' stderr go to DIR/build.log
     command: list[str] = field(default_factory=list)
 
 
@@ -108,11 +113,11 @@ def staging_file() -> str:
 
 def _clean_output(config: BuildConfig) -> None:
     prepare_output(config.output)  # the old manifest goes first
-    for sub in list(TASKS) + [NOTES]:
+    for sub in list(TASKS) + [NOTES, WORKDIR]:
         folder = os.path.join(config.output, sub)
         if os.path.isdir(folder):
             shutil.rmtree(folder)
-    for name in ("stats.json", "stats.json" + TMP_SUFFIX):
+    for name in ("stats.json", "stats.json" + TMP_SUFFIX, LOG):
         if os.path.exists(os.path.join(config.output, name)):
             os.remove(os.path.join(config.output, name))
 
@@ -146,12 +151,15 @@ def build(config: BuildConfig) -> dict:
     build_pipeline(pipeline, splits=splits, sites=sites, splitter=splitter, parse=parse,
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
                    tokenizer=tokenizer, num_shards=num_shards, output=config.output,
-                   title_capacity=title_capacity(paths))
+                   title_capacity=title_capacity(paths),
+                   workdir=os.path.join(config.output, WORKDIR))
     started = time.monotonic()
     try:
-        result = pipeline.run()
-        result.wait_until_finish()
+        with _stderr_to(_log_path(config)):
+            result = pipeline.run()
+            result.wait_until_finish()
     except Exception as e:  # a worker's DumpError comes back wrapped by the runner
+        shutil.rmtree(os.path.join(config.output, WORKDIR), ignore_errors=True)
         raise _input_error(e) or e
     if config.dry_run:
         return {"dry_run": True, "runner": config.runner, "splits": len(splits),
@@ -163,7 +171,8 @@ def build(config: BuildConfig) -> dict:
                  else "words-and-punctuation", num_shards=num_shards, splits=len(splits))
     write_json(os.path.join(config.output, "stats.json"), stats)
     _write_manifest(config, paths, num_shards, len(splits), stats)
-    shutil.rmtree(os.path.join(config.output, NOTES), ignore_errors=True)
+    for folder in (NOTES, WORKDIR):
+        shutil.rmtree(os.path.join(config.output, folder), ignore_errors=True)
     return stats
 
 
@@ -172,13 +181,41 @@ _WORKER_ERROR = re.compile(r"(?:wikipairs\.errors\.)?(?:Truncated)?DumpError: (.
 
 def _input_error(error: Exception) -> WikipairsError | None:
     """The input error a worker raised (bad or truncated dump), if that is what failed the run."""
-    if isinstance(error, WikipairsError):
-        return error
+    if isinstance(error, WikipairsError):  # raised in-process; the runner added its stage name
+        return type(error)(str(error).split(" [while running")[0])
     match = _WORKER_ERROR.search(str(error))
     if match is None:
         return None
     message = match.group(1).split(" [while running")[0].strip().strip("'\"")
     return BuildError(message)
+
+
+def _log_path(config: BuildConfig) -> str | None:
+    if not config.log_to_file:
+        return None
+    if "://" in config.output or config.dry_run:  # nothing is written to a remote output here
+        return os.path.join(tempfile.gettempdir(), f"wikipairs-build-{os.getpid()}.log")
+    return os.path.join(config.output, LOG)
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str | None):
+    """Send file descriptor 2 (inherited by Beam's worker processes, which print their own
+    tracebacks) to `path` for the duration; nothing happens when path is None."""
+    if path is None:
+        yield
+        return
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def _counters(result) -> dict[str, int]:

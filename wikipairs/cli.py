@@ -198,8 +198,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
 
     if not (ctx.obj or {}).get("debug"):  # Beam's log lines would bury the one-line errors
         import logging
-        logging.getLogger().setLevel(logging.ERROR)
-        logging.getLogger("apache_beam").setLevel(logging.ERROR)
+        logging.disable(logging.ERROR)  # a failed stage is reported as our one line instead
     inputs = list(inputs) or [sample_dump()]
     parse_config = ParseConfig(inputs=inputs, output=output, namespaces=_namespaces(namespaces),
                                lang=lang, allow_truncated=allow_truncated,
@@ -212,7 +211,8 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
                          ict_keep_rate=ict_keep_rate, pairs_per_page=pairs_per_page,
                          wlp_docs_per_page=wlp_docs_per_page),
         parse=parse_config, num_shards=num_shards, runner=runner, workers=workers,
-        dry_run=dry_run, beam_args=list(ctx.args), quiet=quiet, command=sys.argv[:])
+        dry_run=dry_run, beam_args=list(ctx.args), quiet=quiet, command=sys.argv[:],
+        log_to_file=not (ctx.obj or {}).get("debug"))
     stats = run_build(config)
     if dry_run:
         click.echo(f"dry run: {runner} job built ({stats['splits']} input splits), not submitted")

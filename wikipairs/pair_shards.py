@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,9 +29,11 @@ def shard_of(pair_id: str, num_shards: int) -> int:
 
 def pair_row(pair: Pair, count, tokenizer=None, query_max: int = 64, doc_max: int = 288) -> dict:
     """A Pair as a row of the pair schema; token ids only with a tokenizer."""
-    row = asdict(pair)
-    row["query_tokens"] = count(pair.query)
-    row["doc_tokens"] = count(pair.doc_title) + count(pair.doc_text)
+    row = dict(vars(pair))  # a flat dataclass: no deep copy needed (asdict is 10x slower)
+    if pair.query_tokens < 0:
+        row["query_tokens"] = count(pair.query)
+    if pair.doc_tokens < 0:
+        row["doc_tokens"] = count(pair.doc_title) + count(pair.doc_text)
     if tokenizer is not None:
         row["query_ids"] = tokenizer.encode(pair.query, query_max)
         row["doc_ids"] = tokenizer.encode_pair(pair.doc_title, pair.doc_text, doc_max)
@@ -58,7 +59,9 @@ class ShardWriter:
         if "tfrecord" in formats:
             from .tfrecord import TFRecordWriter
             self.files["tfrecord"] = open(self.paths["tfrecord"] + TMP_SUFFIX, "wb")
-            self.tfrecord = TFRecordWriter(self.files["tfrecord"], compression="gzip")
+            # gzip level 1: 3-4x faster than the default 6, files ~10% larger
+            self.tfrecord = TFRecordWriter(self.files["tfrecord"], compression="gzip",
+                                           compresslevel=1)
         self.buffer: list[dict] = []
         self.row_group = row_group
         self.pairs = self.query_tokens = self.doc_tokens = 0
@@ -68,9 +71,8 @@ class ShardWriter:
         self.query_tokens += row["query_tokens"]
         self.doc_tokens += row["doc_tokens"]
         if self.tfrecord is not None:
-            from .tfrecord import encode_example
-            values = example_values(self.fields, row)
-            self.tfrecord.write(encode_example({name: v for name, (_, v) in values.items()}))
+            from .tfrecord import encode_typed_example
+            self.tfrecord.write(encode_typed_example(example_values(self.fields, row)))
         if self.parquet is not None:
             self.buffer.append(row)
             if len(self.buffer) >= self.row_group:

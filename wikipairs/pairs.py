@@ -55,15 +55,22 @@ class Passage:
     index: int  # position among the article's passages
     section: int
     sentences: list[tuple[int, int, str]] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)  # tokens of each sentence
+    title_tokens: int = 0
 
     def text(self, skip: int | None = None) -> str:
         return " ".join(t for i, (_, _, t) in enumerate(self.sentences) if i != skip)
+
+    def doc_tokens(self, skip: int | None = None) -> int:
+        """Tokens of the document: title and sentences (counted one by one)."""
+        return self.title_tokens + sum(n for i, n in enumerate(self.counts) if i != skip)
 
 
 def pack_passages(article: Article, doc_max_tokens: int,
                   count: Callable[[str], int] = approx_token_count) -> list[Passage]:
     """The article's passages (see the module rules). Framing: [CLS] title [SEP] text [SEP]."""
-    budget = max(1, doc_max_tokens - count(article.title) - 3)
+    title_tokens = count(article.title)
+    budget = max(1, doc_max_tokens - title_tokens - 3)
     passages: list[Passage] = []
     for s, section in enumerate(article.sections):
         current, used = None, 0
@@ -71,9 +78,10 @@ def pack_passages(article: Article, doc_max_tokens: int,
             for i, sentence in enumerate(paragraph):
                 n = count(sentence)
                 if current is None or used + n > budget:
-                    current, used = Passage(len(passages), s), 0
+                    current, used = Passage(len(passages), s, title_tokens=title_tokens), 0
                     passages.append(current)
                 current.sentences.append((p, i, sentence))
+                current.counts.append(n)
                 used += n
     return passages
 
@@ -92,8 +100,18 @@ class PairBuilder:
     def __init__(self, config: PairConfig = PairConfig(),
                  count: Callable[[str], int] = approx_token_count,
                  counts: Counter | None = None):
-        self.config, self.count = config, count
+        self.config, self._count = config, count
         self.counts = counts if counts is not None else Counter()
+        self._cache: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        """Tokens of `text`, remembered (sentences are counted for packing and again as queries)."""
+        n = self._cache.get(text)
+        if n is None:
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+            n = self._cache[text] = self._count(text)
+        return n
 
     def passages(self, article: Article) -> list[Passage]:
         return pack_passages(article, self.config.doc_max_tokens, self.count)
@@ -114,8 +132,10 @@ class PairBuilder:
                 self.counts["ict_skipped_short_query"] += 1
                 continue
             keep = coin(self.config.ict_keep_rate, seed, "ict-keep", article.id, passage.index)
+            skip = None if keep else q
             pairs.append(_pair("ict", article, (passage.section, p, i), query, article, passage,
-                               passage.text(None if keep else q), query_in_doc=keep))
+                               passage.text(skip), query_in_doc=keep,
+                               tokens=(passage.counts[q], passage.doc_tokens(skip))))
         return self._cap(pairs, "ict", article.id)
 
     # ---- BFS --------------------------------------------------------------------------------
@@ -130,7 +150,7 @@ class PairBuilder:
         for passage in body:
             p, i, query = lead[choose(len(lead), seed, "bfs", article.id, passage.index)]
             pairs.append(_pair("bfs", article, (0, p, i), query, article, passage,
-                               passage.text()))
+                               passage.text(), tokens=(self.count(query), passage.doc_tokens())))
         return self._cap(pairs, "bfs", article.id)
 
     def _cap(self, pairs: list[Pair], task: str, page_id: int) -> list[Pair]:
@@ -149,29 +169,38 @@ class PairBuilder:
         if not lead:
             self.counts["wlp_skipped_no_lead"] += 1
             return None
-        return WlpQuery(article.id, article.title, article.lang, lead)
+        return WlpQuery(article.id, article.title, article.lang, lead,
+                        [self.count(t) for _, _, t in lead])
 
-    def wlp_documents(self, article: Article,
-                      passages: list[Passage] | None = None) -> Iterator[tuple[str, "WlpDoc"]]:
+    def wlp_documents(self, article: Article, passages: list[Passage] | None = None,
+                      may_exist: Callable[[str], bool] | None = None
+                      ) -> Iterator[tuple[str, "WlpDoc"]]:
         """(link target as written, WlpDoc) for each distinct target page B links to.
 
         Targets are resolved through redirects later (a join), so the same A may come twice from
-        one B under two spellings; `WlpDoc.order` (link position) lets the join keep the first."""
+        one B under two spellings; `WlpDoc.order` (link position) lets the join keep the first.
+        `may_exist(target)` False drops a target at once (counted: it cannot be a page)."""
         passages = passages if passages is not None else self.passages(article)
         if not passages:
             return
         where = {(x.section, p, i): x for x in passages for p, i, _ in x.sentences}
-        seen = set()
+        seen, texts = set(), {}
         for order, link in enumerate(article.links):
             target = link.target
             if target in seen or not target:
                 continue
             seen.add(target)
+            if may_exist is not None and not may_exist(target):
+                self.counts["wlp_links_to_missing_pages"] += 1
+                continue
             passage = where.get((link.section, link.paragraph, link.sentence))
             in_text = passage is not None
             passage = passage or passages[0]
+            if passage.index not in texts:
+                texts[passage.index] = (passage.text(), passage.doc_tokens())
+            text, tokens = texts[passage.index]
             yield target, WlpDoc(article.id, article.title, article.lang, passage.section,
-                                 passage.index, passage.text(), link.anchor, in_text, order)
+                                 passage.index, text, link.anchor, in_text, order, tokens)
 
     def wlp_pairs(self, query: "WlpQuery", docs: Iterable["WlpDoc"]) -> list[Pair]:
         """Pairs of one query page A with the documents of pages linking to it (any order in).
@@ -190,15 +219,16 @@ class PairBuilder:
         self.counts["wlp_capped"] += len(best) - len(chosen)
         pairs = []
         for doc in sorted(chosen, key=lambda d: d.page_id):
-            p, i, text = query.lead[choose(len(query.lead), self.config.seed, "wlp",
-                                           query.page_id, doc.page_id)]
+            q = choose(len(query.lead), self.config.seed, "wlp", query.page_id, doc.page_id)
+            p, i, text = query.lead[q]
             pairs.append(Pair(
                 pair_id=stable_id("wlp", query.page_id, 0, p, i, doc.page_id, doc.passage),
                 task="wlp", lang=query.lang, query=text, query_page_id=query.page_id,
                 query_title=query.title, query_section=0, query_paragraph=p, query_sentence=i,
                 doc_page_id=doc.page_id, doc_title=doc.title, doc_section=doc.section,
                 doc_passage=doc.passage, doc_text=doc.text, anchor=doc.anchor,
-                link_in_doc=doc.link_in_text))
+                link_in_doc=doc.link_in_text, query_tokens=query.counts[q],
+                doc_tokens=doc.tokens))
         return pairs
 
 
@@ -208,6 +238,7 @@ class WlpQuery:
     title: str
     lang: str
     lead: list[tuple[int, int, str]]  # usable lead sentences: (paragraph, sentence, text)
+    counts: list[int] = field(default_factory=list)  # their tokens
 
 
 @dataclass
@@ -221,6 +252,7 @@ class WlpDoc:
     anchor: str
     link_in_text: bool
     order: int  # index of the link in the article's links: the first link to A wins
+    tokens: int = 0  # title and passage tokens
 
 
 def wlp_rank(config: PairConfig, query_title: str, doc_page_id: int) -> int:
@@ -239,14 +271,16 @@ def select_wlp_docs(docs: Iterable[WlpDoc], query_title: str, config: PairConfig
 
 
 def _pair(task: str, query_article: Article, query_pos: tuple[int, int, int], query: str,
-          doc_article: Article, passage: Passage, doc_text: str, query_in_doc: bool = False) -> Pair:
+          doc_article: Article, passage: Passage, doc_text: str, query_in_doc: bool = False,
+          tokens: tuple[int, int] = (-1, -1)) -> Pair:
     s, p, i = query_pos
     return Pair(
         pair_id=stable_id(task, query_article.id, s, p, i, doc_article.id, passage.index),
         task=task, lang=query_article.lang, query=query, query_page_id=query_article.id,
         query_title=query_article.title, query_section=s, query_paragraph=p, query_sentence=i,
         doc_page_id=doc_article.id, doc_title=doc_article.title, doc_section=passage.section,
-        doc_passage=passage.index, doc_text=doc_text, query_in_doc=query_in_doc)
+        doc_passage=passage.index, doc_text=doc_text, query_in_doc=query_in_doc,
+        query_tokens=tokens[0], doc_tokens=tokens[1])
 
 
 def build_pairs_in_memory(articles: Iterable[Article], tasks: Iterable[str],

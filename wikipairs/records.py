@@ -105,3 +105,5 @@ class Pair:
     anchor: str = ""  # WLP: anchor text of the link from the document page to the query page
     query_in_doc: bool = False  # ICT: the query sentence was kept in the document
     link_in_doc: bool = False  # WLP: the document passage holds the link
+    query_tokens: int = -1  # token counts, when the builder knows them (-1: count when written)
+    doc_tokens: int = -1

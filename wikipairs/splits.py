@@ -9,6 +9,11 @@ which every split reuses as its header.
 from __future__ import annotations
 
 import bz2
+import gzip
+import hashlib
+import html
+import io
+import lzma
 import os
 import re
 import tempfile
@@ -18,7 +23,9 @@ from dataclasses import dataclass
 
 from .dump import DumpFile, expand_inputs
 from .errors import DumpError
+from .bloom import BloomFilter
 from .records import Page
+from .titles import TitleParser
 
 STREAMS_PER_SPLIT = 50  # ~5,000 pages: enough work per split, little memory
 PARTS_PER_FILE = 2  # splits of a file without an index: each reads the file, parses its pages
@@ -31,12 +38,13 @@ class Split:
     start: int = 0  # byte range of whole bz2 streams; (0, None): the whole file
     end: int | None = None
     header_end: int = 0  # end of the header stream (multistream splits only)
-    part: int = 0  # without an index: this split parses blocks `part`, `part + parts`, ...
+    part: int = 0  # without an index: part `part` of `parts`
     parts: int = 1
+    plain: str | None = None  # decompressed copy (prepare_file): [start, end) are offsets in it
 
     @property
     def whole_file(self) -> bool:
-        return self.start == 0 and self.end is None
+        return self.plain is None and self.start == 0 and self.end is None
 
     def owns(self, ordinal: int) -> bool:
         """Whether the page at this position of the file is this split's to parse."""
@@ -94,11 +102,163 @@ def _split_xml(split: Split) -> bytes:
     return header + body + b"</mediawiki>\n"
 
 
+# ---- files without an index: one decompression, a plain copy, byte ranges of whole pages -----
+
+_MAGIC = ((b"BZh", bz2.open), (b"\x1f\x8b", gzip.open), (b"\xfd7zXZ\x00", lzma.open))
+_TITLE = re.compile(rb"<title>([^<]*)</title>(?:\s*<ns>(-?\d+)</ns>)?")
+
+
+def _xml_stream(path: str):
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    for prefix, opener in _MAGIC:
+        if magic.startswith(prefix):
+            return opener(path, "rb")
+    return open(path, "rb")
+
+
+def _page_chunks(stream, block: int = 1 << 20) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) of the header (before the first <page>) and then of every <page>...</page>
+    in the XML stream. Raises EOFError where the stream ends inside a page."""
+    buffer, offset, header_done = b"", 0, False
+    while True:
+        data = stream.read(block)
+        buffer += data
+        while True:
+            if not header_done:
+                at = buffer.find(b"<page>")
+                if at < 0:
+                    break
+                yield offset, buffer[:at]
+                header_done, offset, buffer = True, offset + at, buffer[at:]
+            end = buffer.find(b"</page>")
+            if end < 0:
+                break
+            end += len(b"</page>")
+            start = buffer.find(b"<page>")
+            if start < 0 or start > end:
+                raise ValueError("malformed page boundaries")
+            yield offset + start, buffer[start:end]
+            offset, buffer = offset + end, buffer[end:]
+        if not data:
+            if not header_done:  # no page at all
+                yield offset, buffer
+            elif b"<page>" in buffer:
+                raise EOFError("the file ends inside a page")
+            return
+
+
+def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capacity: int
+                 ) -> tuple[list[Split] | None, BloomFilter | None, int]:
+    """Decompress a file without an index once: write a plain copy into `workdir`, note where
+    its pages start, and cut it into `parts` byte ranges of about equal page counts. Also returns
+    a Bloom filter of its main-namespace titles and the number of pages.
+
+    Returns (None, None, 0) where the fast path does not apply (UTF-16, a truncated or odd file):
+    the splits then read the file itself (and report what is wrong with it)."""
+    os.makedirs(workdir, exist_ok=True)
+    compressed = _xml_stream(path).__class__ is not io.BufferedReader
+    copy = (os.path.join(workdir, hashlib.sha1(os.path.abspath(path).encode()).hexdigest() + ".xml")
+            if compressed else path)  # a plain file is its own copy
+    starts, names, header_end, end = [], [], 0, 0
+    try:
+        with _xml_stream(path) as stream, \
+                (open(copy + ".tmp", "wb") if compressed else io.BytesIO()) as out:
+            if stream.peek(4)[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                raise ValueError("UTF-16")
+            chunks = _page_chunks(stream)
+            _, header = next(chunks)
+            header_end = len(header)
+            if compressed:
+                out.write(header)
+            for offset, chunk in chunks:
+                if compressed:  # the copy holds the pages only, without the space between them
+                    starts.append(out.tell())
+                    out.write(chunk)
+                else:
+                    starts.append(offset)
+                match = _TITLE.search(chunk, 0, 2048)
+                if match:
+                    names.append((match.group(1), match.group(2)))
+            end = out.tell() if compressed else (starts[-1] + len(chunk) if starts else header_end)
+        if compressed:
+            os.replace(copy + ".tmp", copy)
+    except (OSError, EOFError, ValueError, StopIteration, lzma.LZMAError):
+        if compressed:
+            for leftover in (copy + ".tmp", copy):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
+        return None, None, 0
+    bloom = BloomFilter(capacity)
+    for raw, ns in names:
+        title = html.unescape(raw.decode("utf-8", "replace"))
+        parsed = titles.parse(title)
+        if ns in (None, b"0") or (parsed is not None and parsed.ns == 0):
+            bloom.add(parsed.title if parsed is not None and not parsed.interwiki else title)
+    bounds = [starts[len(starts) * k // parts] if starts else end for k in range(parts)] + [end]
+    splits = [Split(path, bounds[k], bounds[k + 1], header_end, k, parts, plain=copy)
+              for k in range(parts)]
+    return splits, bloom, len(starts)
+
+
+def _plain_blocks(split: Split, pages_per_block: int = PAGES_PER_BLOCK) -> Iterator[bytes]:
+    """Small XML documents (header + up to `pages_per_block` pages + closing tag) covering the
+    split's byte range of its plain copy."""
+    with open(split.plain, "rb") as f:
+        header = f.read(split.header_end)
+        f.seek(split.start)
+        remaining = split.end - split.start
+        chunks = _page_chunks(_Limited(f, remaining, header))
+        next(chunks)  # the header we prepended
+        block = []
+        for _, chunk in chunks:
+            block.append(chunk)
+            if len(block) == pages_per_block:
+                yield header + b"".join(block) + b"</mediawiki>\n"
+                block = []
+        if block:
+            yield header + b"".join(block) + b"</mediawiki>\n"
+
+
+class _Limited(io.RawIOBase):
+    """`prefix`, then `limit` bytes of `f` from its position, then the end."""
+
+    def __init__(self, f, limit: int, prefix: bytes = b""):
+        self.f, self.limit, self.prefix = f, limit, prefix
+
+    def readable(self):
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self.prefix:
+            data, self.prefix = self.prefix, b""
+            return data
+        size = self.limit if size < 0 else min(size, self.limit)
+        data = self.f.read(size)
+        self.limit -= len(data)
+        return data
+
+
+def _pages_of_xml(xml: bytes, source: str, counts: Counter, allow_truncated: bool,
+                  lang: str | None) -> Iterator[Page]:
+    with tempfile.TemporaryDirectory(prefix="wikipairs-split-") as folder:
+        tmp = os.path.join(folder, "split.xml")
+        with open(tmp, "wb") as f:
+            f.write(xml)
+        for page in DumpFile(tmp, lang=lang).pages(counts, allow_truncated):
+            page.source = source
+            yield page
+
+
 def read_split(split: Split, counts: Counter | None = None, allow_truncated: bool = False,
                lang: str | None = None) -> Iterator[Page]:
     """The pages of a split (Page.source is the dump file's path). `counts` gets pages_read
     for the split's own pages only, and truncated_files from the file's first split only."""
     counts = counts if counts is not None else Counter()
+    if split.plain is not None:
+        for xml in _plain_blocks(split):
+            yield from _pages_of_xml(xml, split.path, counts, allow_truncated, lang)
+        return
     if split.whole_file:
         if split.parts == 1:
             yield from DumpFile(split.path, lang=lang).pages(counts, allow_truncated)
@@ -116,24 +276,24 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
     except (OSError, EOFError, ValueError) as e:
         raise DumpError(f"{split.path}: bytes {split.start}-{split.end} are not whole bz2 streams "
                         f"({e})") from None
-    with tempfile.TemporaryDirectory(prefix="wikipairs-split-") as folder:
-        tmp = os.path.join(folder, "split.xml")
-        with open(tmp, "wb") as f:
-            f.write(xml)
-        del xml
-        for page in DumpFile(tmp, lang=lang).pages(counts, allow_truncated):
-            page.source = split.path
-            yield page
+    yield from _pages_of_xml(xml, split.path, counts, allow_truncated, lang)
 
 
-def read_titles(split: Split, lang: str | None = None) -> Iterator[Page]:
-    """Every page of the split's file (whole-file splits: only from part 0), for the title and
-    redirect scan; tolerant of a cut file (the parse stage reports it)."""
-    if split.whole_file and split.part != 0:
-        return
-    yield from read_split(Split(split.path, split.start, split.end, split.header_end), None,
-                          True, lang)
+def index_titles(index_path: str, titles: TitleParser, capacity: int) -> BloomFilter:
+    """A Bloom filter of the main-namespace titles a multistream index lists."""
+    names = []
+    with bz2.open(index_path, "rt", encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split(":", 2)
+            if len(parts) == 3:
+                names.append(parts[2])
+    bloom = BloomFilter(capacity)
+    for name in names:
+        parsed = titles.parse(name)
+        if parsed is not None and parsed.ns == 0 and not parsed.interwiki:
+            bloom.add(parsed.title)
+    return bloom
 
 
-__all__ = ["Split", "plan_splits", "read_split", "read_titles", "index_for", "stream_offsets",
-           "STREAMS_PER_SPLIT", "PARTS_PER_FILE", "PAGES_PER_BLOCK"]
+__all__ = ["Split", "plan_splits", "read_split", "prepare_file", "index_titles", "index_for",
+           "stream_offsets", "STREAMS_PER_SPLIT", "PARTS_PER_FILE", "PAGES_PER_BLOCK"]

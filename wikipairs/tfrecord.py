@@ -151,6 +151,22 @@ def encode_example(features: Mapping[str, object]) -> bytes:
     return example.SerializeToString(deterministic=True)
 
 
+_LIST_FIELDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
+
+
+def encode_typed_example(features: Mapping[str, tuple[str, list]]) -> bytes:
+    """Serializes a `tf.train.Example` from {name: (kind, values)} with kind "bytes" | "int64" |
+    "float" known in advance (e.g. from a schema): no per-value type checks, so several times
+    faster than `encode_example`, and byte-identical to it for the same values."""
+    example = Example()
+    feature_map = example.features.feature
+    for key, (kind, values) in features.items():
+        feature = feature_map[key]
+        if values:
+            getattr(feature, _LIST_FIELDS[kind]).value.extend(values)
+    return example.SerializeToString(deterministic=True)
+
+
 def decode_example(data: bytes) -> dict[str, list]:
     """Parses a serialized `tf.train.Example` into {name: list of values}.
 

@@ -1,0 +1,162 @@
+"""Benchmark: `wikipairs build --task all` on a scaled real dump, against the parse rate x cores.
+
+    .venv/bin/python benchmarks/build_throughput.py                 # gensim x100 and x200
+    .venv/bin/python benchmarks/build_throughput.py --copies 20 --json out/build.json
+
+In one run it measures:
+1. the single-process parse rate (pages/s): `wikipairs.parse.iter_articles` (both passes) on the
+   dump scaled `--parse-copies` times (default copies/10, to keep the run short);
+2. `wikipairs build --task all` (DirectRunner, `--workers` processes, default all cores) as a
+   subprocess on the dump scaled `--copies` times: wall time, pages/s, pairs/s, and the peak RSS
+   of the whole process tree (runner and workers, summed, polled from /proc every 0.2 s);
+3. the same build on a copy twice as large (skip with --no-double): the peak RSS ratio.
+It prints the ratio of (2) to (1) x cores; the targets are >= 0.6 and a peak RSS ratio < 1.2.
+Scaled copies come from ../shared/tools/scale_dump.py, cached in /tmp/wikipairs-bench/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+DEFAULT_INPUT = SHARED / "data" / "wiki" / "enwiki-sample-gensim.xml.bz2"
+CACHE = Path(tempfile.gettempdir()) / "wikipairs-bench"
+
+
+def scaled(path: Path, copies: int) -> Path:
+    if copies <= 1:
+        return path
+    import hashlib
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    out = CACHE / f"{path.name.split('.')[0]}-{digest}-x{copies}.xml.bz2"
+    if not out.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp.bz2")
+        subprocess.run([sys.executable, str(SHARED / "tools" / "scale_dump.py"), str(path),
+                        str(tmp), "--copies", str(copies)], check=True, stdout=subprocess.DEVNULL)
+        os.replace(tmp, out)
+    return out
+
+
+def parse_rate(path: Path) -> dict:
+    from collections import Counter
+
+    from wikipairs.parse import ParseConfig, iter_articles
+    counts = Counter()
+    start, cpu = time.monotonic(), time.process_time()
+    articles = sum(1 for _ in iter_articles(ParseConfig(inputs=[str(path)], output=""), counts))
+    wall = time.monotonic() - start
+    return {"pages": counts["pages_read"], "articles": articles, "wall_s": round(wall, 2),
+            "cpu_s": round(time.process_time() - cpu, 2),
+            "pages_per_s": round(counts["pages_read"] / wall, 1)}
+
+
+def _tree_rss(root: int) -> int:
+    """Summed RSS (bytes) of `root` and all its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def run_build(path: Path, workers: int, output: Path) -> dict:
+    cmd = [sys.executable, "-m", "wikipairs.cli", "build", "--task", "all", "-i", str(path),
+           "-o", str(output), "--quiet", "--format", "parquet,tfrecord"]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = [0]
+
+    def poll():
+        while proc.poll() is None:
+            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            time.sleep(0.2)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    out, err = proc.communicate()
+    wall = time.monotonic() - start
+    poller.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"build failed ({proc.returncode}):\n{err[-3000:]}")
+    stats = json.loads((output / "stats.json").read_text())
+    pairs = sum(t["pairs"] for t in stats["tasks"].values())
+    pages = stats["counters"]["pages_read"]
+    return {"pages": pages, "pairs": pairs, "wall_s": round(wall, 1),
+            "pages_per_s": round(pages / wall, 1), "pairs_per_s": round(pairs / wall, 1),
+            "peak_rss_mb": round(peak[0] / 2**20), "tasks": stats["tasks"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--input", type=Path, default=DEFAULT_INPUT)
+    ap.add_argument("--copies", type=int, default=100)
+    ap.add_argument("--parse-copies", type=int, default=0, help="default: copies / 10")
+    ap.add_argument("--workers", type=int, default=0, help="default: all cores")
+    ap.add_argument("--no-double", action="store_true")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    os.environ.setdefault("NLTK_DATA", str(SHARED / "data" / "nltk_data"))
+    cores = args.workers or os.cpu_count() or 1
+    big = scaled(args.input, args.copies)
+    small = scaled(args.input, args.parse_copies or max(1, args.copies // 10))
+    print(f"single-process parse on {small.name} ...", flush=True)
+    parse = parse_rate(small)
+    print(f"  {parse}", flush=True)
+    results = {"cores": cores, "parse": parse}
+    with tempfile.TemporaryDirectory(prefix="wikipairs-build-bench-") as tmp:
+        print(f"build --task all on {big.name} ({cores} workers) ...", flush=True)
+        results["build"] = run_build(big, args.workers, Path(tmp) / "x1")
+        print(f"  {results['build']}", flush=True)
+        if not args.no_double:
+            double = scaled(args.input, args.copies * 2)
+            print(f"build --task all on {double.name} ...", flush=True)
+            results["build_2x"] = run_build(double, args.workers, Path(tmp) / "x2")
+            print(f"  {results['build_2x']}", flush=True)
+    ratio = results["build"]["pages_per_s"] / (parse["pages_per_s"] * cores)
+    results["ratio_to_parse_x_cores"] = round(ratio, 2)
+    print()
+    print(f"{'':<34}{'pages':>9}{'wall s':>9}{'pages/s':>9}{'pairs/s':>10}{'peak RSS MB':>13}")
+    print(f"{'parse, 1 process':<34}{parse['pages']:>9,}{parse['wall_s']:>9}"
+          f"{parse['pages_per_s']:>9}{'':>10}{'':>13}")
+    for key, label in (("build", f"build all, x{args.copies}"),
+                       ("build_2x", f"build all, x{args.copies * 2}")):
+        if key in results:
+            r = results[key]
+            print(f"{label:<34}{r['pages']:>9,}{r['wall_s']:>9}{r['pages_per_s']:>9}"
+                  f"{r['pairs_per_s']:>10}{r['peak_rss_mb']:>13,}")
+    print(f"\nbuild pages/s / (parse pages/s x {cores} cores) = {ratio:.2f}   (target >= 0.6)")
+    if "build_2x" in results:
+        rss = results["build_2x"]["peak_rss_mb"] / max(1, results["build"]["peak_rss_mb"])
+        results["peak_rss_ratio_2x"] = round(rss, 2)
+        print(f"peak RSS, 2x larger dump / 1x = {rss:.2f}   (target < 1.2)")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

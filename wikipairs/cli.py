@@ -156,7 +156,8 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 @click.option("--input", "-i", "inputs", multiple=True, metavar="DUMP",
               help="Dump file or glob; repeatable. A *-multistream.xml.bz2 with its index file "
                    "beside it is read in parallel by stream ranges. Default: the bundled sample.")
-@click.option("--output", "-o", required=True, help="Output folder.")
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
+              help="Output folder (or a gs://... URL for the Dataflow dry run).")
 @click.option("--format", "formats", default="parquet,tfrecord", show_default=True,
               help="parquet, tfrecord or both (comma-separated).")
 @click.option("--vocab", type=click.Path(dir_okay=False), default=None,

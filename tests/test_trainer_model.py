@@ -1,0 +1,410 @@
+"""wikipairs.trainer (configs, model, losses) on CPU: towers, in-batch softmax, MLM pieces, and
+the cross-replica oracle (2 replicas x 4 == 1 replica x 8), which runs in a subprocess with two
+logical CPUs so that it does not depend on how TensorFlow was initialized in this process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+keras = pytest.importorskip("keras")
+from keras import ops  # noqa: E402
+
+from wikipairs.trainer.configs import (CLS_ID, MASK_ID, NAMED_CONFIGS, PAD_ID,  # noqa: E402
+                                       SEP_ID, UNK_ID, ModelConfig)
+from wikipairs.trainer.losses import (cross_replica_in_batch_loss,  # noqa: E402
+                                      in_batch_softmax_loss, masked_lm_loss)
+from wikipairs.trainer.model import (BowEncoder, MaskedLMHead, TransformerEncoder,  # noqa: E402
+                                     TwoTower, mask_tokens)
+
+SMALL = dict(vocab_size=200, max_query_len=12, max_doc_len=20, embedding_dim=16)
+
+# The oracle, run as `python -c ORACLE`: float64, so that only real differences exceed rtol 1e-5
+# (in float32, cancellation in a near-uniform softmax leaves ~1e-7 absolute noise in gradients).
+ORACLE = r'''
+import json
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import numpy as np
+import keras
+keras.config.set_floatx("float64")
+keras.utils.set_random_seed(0)
+from wikipairs.trainer.configs import ModelConfig
+from wikipairs.trainer.losses import cross_replica_in_batch_loss, in_batch_softmax_loss
+from wikipairs.trainer.model import TwoTower
+
+config = ModelConfig.from_name("tiny", vocab_size=100, dropout=0.0, attention_dropout=0.0,
+                               max_query_len=12, max_doc_len=20, embedding_dim=16,
+                               normalize=True, temperature=0.1, initializer_range=0.2)
+rng = np.random.default_rng(0)
+B = 8
+def ids(length):
+    x = rng.integers(5, config.vocab_size, (B, length)).astype("int32")
+    x[:, 0] = 1
+    for row, n in enumerate(rng.integers(3, length + 1, B)):
+        x[row, n:] = 0
+    return x
+batch = {"query_ids": ids(12), "doc_ids": ids(20)}
+
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    dist_model = TwoTower(config)
+    dist_model.build()
+model = TwoTower(config)
+model.build()
+model.set_weights(dist_model.get_weights())
+w0 = model.get_weights()
+with tf.GradientTape() as tape:  # one replica, the whole batch of 8
+    out = model(batch, training=True)
+    loss = in_batch_softmax_loss(out["query_emb"], out["doc_emb"], config.temperature)
+    loss_fn_1 = cross_replica_in_batch_loss(out["query_emb"], out["doc_emb"], config.temperature)
+variables = model.trainable_variables
+grads = [np.asarray(tf.convert_to_tensor(g)) for g in tape.gradient(loss, variables)]
+
+def local(ctx):  # replica i gets rows 4i..4i+3
+    i, n = ctx.replica_id_in_sync_group, B // ctx.num_replicas_in_sync
+    return {k: v[i * n:(i + 1) * n] for k, v in batch.items()}
+
+@tf.function
+def dist_step(x):
+    def replica_fn(x):
+        with tf.GradientTape() as tape:
+            out = dist_model(x, training=True)
+            loss = cross_replica_in_batch_loss(out["query_emb"], out["doc_emb"],
+                                               config.temperature)
+        return loss, tape.gradient(loss, dist_model.trainable_variables)
+    losses, grads = strategy.run(replica_fn, args=(x,))
+    return (strategy.reduce("SUM", losses, axis=None),
+            [strategy.reduce("SUM", g, axis=None) for g in grads])
+dist_loss, dist_grads = dist_step(strategy.experimental_distribute_values_from_function(local))
+dist_grads = [np.asarray(tf.convert_to_tensor(g)) for g in dist_grads]
+
+with strategy.scope():  # Keras fit: one SGD(1.0) step on 2 replicas x 4 moves w0 by -grads
+    dist_model.compile(optimizer=keras.optimizers.SGD(1.0), jit_compile=False)
+history = dist_model.fit(tf.data.Dataset.from_tensors(batch), verbose=0)
+stepped = [w - g for w, g in zip(w0, grads)]  # all weights are trainable, in the same order
+
+scale = max(np.abs(g).max() for g in grads)
+def worst(a, b):  # max of |a - b| / (1e-5 |b| + 1e-9 max|grad|): allclose when < 1
+    return max(float(np.max(np.abs(x - y) / (1e-5 * np.abs(y) + 1e-9 * scale)))
+               for x, y in zip(a, b))
+print("RESULT " + json.dumps({
+    "replicas": strategy.num_replicas_in_sync, "num_variables": len(variables),
+    "num_weights": len(w0),
+    "grad_shapes_equal": [g.shape for g in grads] == [g.shape for g in dist_grads],
+    "loss": float(loss), "loss_fn_1_replica": float(loss_fn_1), "dist_loss": float(dist_loss),
+    "fit_loss": history.history["loss"][0], "grad_scale": float(scale),
+    "grad_worst": worst(dist_grads, grads),
+    "fit_worst": worst(dist_model.get_weights(), stepped)}))
+'''
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    """The oracle subprocess, started when the first test of this module runs, so that it runs
+    alongside the in-process tests; `oracle()` waits for it and returns its RESULT dict."""
+    env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="2",
+               CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.Popen([sys.executable, "-c", ORACLE], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def result() -> dict:
+        out, err = proc.communicate(timeout=300)
+        lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
+        assert proc.returncode == 0 and lines, f"oracle failed:\n{out[-3000:]}\n{err[-5000:]}"
+        return json.loads(lines[-1][len("RESULT "):])
+
+    yield result
+    if proc.poll() is None:
+        proc.kill()
+        proc.communicate()
+
+
+@pytest.fixture(autouse=True)
+def _start_oracle_early(request):
+    if "oracle" in request.module.__dict__ and any(
+            item.name == "test_two_replicas_equal_one_replica" for item in request.session.items):
+        request.getfixturevalue("oracle")
+
+
+def tiny(**overrides) -> ModelConfig:
+    return ModelConfig.from_name("tiny", **{**SMALL, **overrides})
+
+
+def random_ids(rng, batch, length, vocab=200, min_len=3):
+    """[CLS] tokens..., then [PAD]s: int32 [batch, length], row lengths in [min_len, length]."""
+    x = rng.integers(5, vocab, (batch, length)).astype("int32")
+    x[:, 0] = CLS_ID
+    for row, n in enumerate(rng.integers(min_len, length + 1, batch)):
+        x[row, n - 1] = SEP_ID
+        x[row, n:] = PAD_ID
+    return x
+
+
+def np_(x):
+    if isinstance(x, keras.Variable):
+        return np.asarray(x.numpy())
+    return np.asarray(ops.convert_to_numpy(x))
+
+
+# ---- configs ----------------------------------------------------------------------------------
+
+def test_named_configs_and_json_round_trip():
+    t, b = ModelConfig.from_name("tiny"), ModelConfig.from_name("base")
+    assert (t.num_layers, t.hidden_size, t.num_heads, t.ff_size) == (2, 128, 2, 512)
+    assert (b.num_layers, b.hidden_size, b.num_heads, b.ff_size) == (12, 768, 12, 3072)
+    assert (b.max_query_len, b.max_doc_len, b.embedding_dim, b.encoder) == (64, 288, 512,
+                                                                            "transformer")
+    assert ModelConfig.from_name("bow").encoder == "bow"
+    assert {"tiny", "base", "bow"} <= set(NAMED_CONFIGS)
+    c = ModelConfig.from_name("tiny", normalize=True, temperature=0.05, shared_towers=True)
+    assert c.name == "tiny" and c.normalize and c.temperature == 0.05 and c.shared_towers
+    assert ModelConfig.from_json(c.to_json()) == c == ModelConfig.from_dict(c.to_dict())
+    with pytest.raises(ValueError, match="unknown model config"):
+        ModelConfig.from_name("huge")
+    with pytest.raises(ValueError, match="unknown ModelConfig fields"):
+        ModelConfig.from_dict({**c.to_dict(), "colour": "red"})
+    with pytest.raises(ValueError, match="multiple"):
+        ModelConfig.from_name("tiny", num_heads=3)
+    with pytest.raises(ValueError, match="encoder"):
+        ModelConfig.from_name("tiny", encoder="lstm")
+
+
+def test_special_ids_match_the_vocabulary():
+    from wikipairs import vocab
+    assert (PAD_ID, CLS_ID, SEP_ID, MASK_ID, UNK_ID) == (
+        vocab.PAD_ID, vocab.CLS_ID, vocab.SEP_ID, vocab.MASK_ID, vocab.UNK_ID)
+
+
+# ---- losses -----------------------------------------------------------------------------------
+
+def numpy_loss(q, d, temperature=1.0, d_all=None, offset=0):
+    d_all = d if d_all is None else d_all
+    s = q.astype(np.float64) @ d_all.T.astype(np.float64) / temperature
+    log_softmax = s - s.max(1, keepdims=True)
+    log_softmax -= np.log(np.exp(log_softmax).sum(1, keepdims=True))
+    return -np.mean(log_softmax[np.arange(len(q)), np.arange(len(q)) + offset])
+
+
+def test_in_batch_softmax_loss_matches_numpy():
+    rng = np.random.default_rng(1)
+    q, d = rng.normal(size=(6, 5)).astype("float32"), rng.normal(size=(6, 5)).astype("float32")
+    for t in (1.0, 0.5, 0.05):
+        loss = in_batch_softmax_loss(q, d, temperature=t)
+        assert tuple(loss.shape) == ()
+        np.testing.assert_allclose(np_(loss), numpy_loss(q, d, t), rtol=1e-5)
+    assert np_(in_batch_softmax_loss(q, d, 0.05)) != pytest.approx(np_(in_batch_softmax_loss(q, d)))
+    d_all = rng.normal(size=(18, 5)).astype("float32")
+    d_all[6:12] = d
+    np.testing.assert_allclose(np_(in_batch_softmax_loss(q, d, 0.5, d_all, offset=6)),
+                               numpy_loss(q, d, 0.5, d_all, 6), rtol=1e-5)
+    # no strategy: the cross-replica loss is the in-batch loss
+    np.testing.assert_allclose(np_(cross_replica_in_batch_loss(q, d, 0.5)),
+                               numpy_loss(q, d, 0.5), rtol=1e-5)
+    # perfectly separated embeddings give ~0 loss; identical ones give log B
+    eye = 10 * np.eye(4, dtype="float32")
+    assert np_(in_batch_softmax_loss(eye, eye)) < 1e-6
+    np.testing.assert_allclose(np_(in_batch_softmax_loss(np.ones((4, 3)), np.ones((4, 3)))),
+                               np.log(4), rtol=1e-6)
+
+
+# ---- towers -----------------------------------------------------------------------------------
+
+def test_two_tower_shapes_normalization_and_encode_methods():
+    rng = np.random.default_rng(2)
+    q, d = random_ids(rng, 5, 12), random_ids(rng, 5, 20)
+    for encoder, normalize in (("transformer", True), ("bow", False)):
+        model = TwoTower(tiny(encoder=encoder, normalize=normalize, dropout=0.0))
+        out = model({"query_ids": q, "doc_ids": d})
+        assert set(out) == {"query_emb", "doc_emb"}
+        assert tuple(out["query_emb"].shape) == (5, 16) == tuple(out["doc_emb"].shape)
+        assert out["query_emb"].dtype == "float32"
+        norms = np.linalg.norm(np_(out["query_emb"]), axis=1)
+        if normalize:
+            np.testing.assert_allclose(norms, 1.0, rtol=1e-5)
+            np.testing.assert_allclose(np.linalg.norm(np_(out["doc_emb"]), axis=1), 1.0, rtol=1e-5)
+        else:
+            assert np.abs(norms - 1).max() > 1e-2
+        np.testing.assert_allclose(np_(model.encode_queries(q)), np_(out["query_emb"]), atol=1e-6)
+        np.testing.assert_allclose(np_(model.encode_docs(d)), np_(out["doc_emb"]), atol=1e-6)
+        scores = np_(model.score(out["query_emb"], out["doc_emb"]))
+        np.testing.assert_allclose(scores, np_(out["query_emb"]) @ np_(out["doc_emb"]).T,
+                                   rtol=1e-5, atol=1e-6)
+    # the Keras config round trip rebuilds the same model configuration
+    assert TwoTower.from_config(model.get_config()).config == model.config
+
+
+def test_shared_and_separate_towers():
+    separate, shared = TwoTower(tiny()), TwoTower(tiny(shared_towers=True))
+    separate.build()
+    shared.build()
+    assert shared.query_tower is shared.doc_tower
+    q_vars = {id(v) for v in separate.query_tower.trainable_variables}
+    d_vars = {id(v) for v in separate.doc_tower.trainable_variables}
+    assert q_vars and not q_vars & d_vars
+    assert len(separate.trainable_variables) == len(q_vars) + len(d_vars)
+    assert len(shared.trainable_variables) == len(q_vars)
+    assert separate.count_params() == 2 * shared.count_params()
+    # a shared tower embeds the same ids the same way as query and as document
+    ids = random_ids(np.random.default_rng(3), 3, 12)
+    np.testing.assert_allclose(np_(shared.encode_queries(ids)), np_(shared.encode_docs(ids)))
+    assert not np.allclose(np_(separate.encode_queries(ids)), np_(separate.encode_docs(ids)))
+
+
+def test_keras_save_and_load_round_trip(tmp_path):
+    model = TwoTower(tiny(encoder="bow", normalize=True))
+    model.build()  # an unbuilt model has no weights to save
+    ids = random_ids(np.random.default_rng(8), 3, 20)
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert isinstance(loaded, TwoTower) and loaded.config == model.config
+    np.testing.assert_allclose(np_(loaded.encode_docs(ids)), np_(model.encode_docs(ids)),
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("encoder", ["transformer", "bow"])
+def test_appended_padding_leaves_embeddings_unchanged(encoder):
+    rng = np.random.default_rng(4)
+    model = TwoTower(tiny(encoder=encoder, dropout=0.0, attention_dropout=0.0))
+    q = random_ids(rng, 4, 8)
+    padded = np.concatenate([q, np.zeros((4, 4), "int32")], axis=1)
+    np.testing.assert_allclose(np_(model.encode_queries(padded)), np_(model.encode_queries(q)),
+                               rtol=1e-5, atol=1e-6)
+    d = random_ids(rng, 4, 10)
+    padded = np.concatenate([d, np.zeros((4, 10), "int32")], axis=1)
+    np.testing.assert_allclose(np_(model.encode_docs(padded)), np_(model.encode_docs(d)),
+                               rtol=1e-5, atol=1e-6)
+    # ...while a real token in place of a pad does change it
+    changed = d.copy()
+    changed[:, -1] = 7
+    assert not np.allclose(np_(model.encode_docs(changed)), np_(model.encode_docs(d)), atol=1e-6)
+
+
+def test_bow_encoder_is_a_masked_mean_then_two_tanh_layers():
+    config = tiny(encoder="bow", dropout=0.0)
+    encoder = BowEncoder(config)
+    ids = np.array([[1, 9, 11, 2, 0, 0], [1, 12, 2, 0, 0, 0]], "int32")
+    out = np_(encoder(ids))
+    assert out.shape == (2, config.embedding_dim) and np.abs(out).max() < 1
+    table = np_(encoder.token_embedding.embeddings)
+    mean = table[[1, 9, 11, 2]].mean(0)
+    h = np.tanh(mean @ np_(encoder.hidden.kernel) + np_(encoder.hidden.bias))
+    expected = np.tanh(h @ np_(encoder.output_layer.kernel) + np_(encoder.output_layer.bias))
+    np.testing.assert_allclose(out[0], expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np_(encoder(ids[:, :4])), out, rtol=1e-5, atol=1e-6)  # fewer pads
+    assert TwoTower(config).query_tower.projection is None
+
+
+def test_base_config_has_bert_base_size_towers():
+    """Built (one shared tower, to halve the time), never trained: ~110M parameters per tower
+    with the 32k vocabulary, as BERT-base (110M with 30.5k pieces, type embeddings and pooler)."""
+    config = ModelConfig.from_name("base", shared_towers=True)
+    model = TwoTower(config)
+    model.build()
+    count = model.count_params()
+    h, ff, v, p, n = 768, 3072, config.vocab_size, config.max_positions, 12
+    layer = 4 * (h * h + h) + 2 * 2 * h + (h * ff + ff) + (ff * h + h)
+    expected = v * h + p * h + 2 * h + n * layer + (h * 512 + 512)
+    assert count == expected
+    assert 105e6 < count < 115e6
+    assert len(model.query_tower.encoder.blocks) == 12
+
+
+# ---- MLM ---------------------------------------------------------------------------------------
+
+def test_mask_tokens_is_seeded_and_masks_15_percent_of_ordinary_tokens():
+    rng = np.random.default_rng(5)
+    ids = random_ids(rng, 64, 128, vocab=1000, min_len=20)
+    masked, labels, weights = map(np_, mask_tokens(ids, 1000, seed=42))
+    again = list(map(np_, mask_tokens(ids, 1000, seed=42)))
+    other = np_(mask_tokens(ids, 1000, seed=43)[0])
+    assert np.array_equal(masked, again[0]) and np.array_equal(labels, again[1])
+    assert not np.array_equal(masked, other)
+    assert masked.shape == labels.shape == weights.shape == ids.shape
+    selected = weights > 0
+    special = np.isin(ids, [PAD_ID, CLS_ID, SEP_ID])
+    assert not (selected & special).any()
+    assert np.array_equal(masked[special], ids[special])
+    rate = selected.sum() / (~special).sum()
+    assert 0.135 < rate < 0.165, rate
+    assert np.array_equal(labels[selected], ids[selected]) and not labels[~selected].any()
+    assert np.array_equal(masked[~selected], ids[~selected])
+    to_mask = (masked == MASK_ID)[selected].mean()
+    kept = (masked == ids)[selected].mean()
+    randomized = selected & (masked != MASK_ID) & (masked != ids)
+    assert 0.76 < to_mask < 0.84 and 0.07 < kept < 0.13, (to_mask, kept)
+    assert (masked[randomized] >= 5).all() and (masked[randomized] < 1000).all()
+    # a SeedGenerator gives fresh masks on every call, reproducibly from its seed
+    g1, g2 = keras.random.SeedGenerator(7), keras.random.SeedGenerator(7)
+    a, b = np_(mask_tokens(ids, 1000, g1)[0]), np_(mask_tokens(ids, 1000, g1)[0])
+    assert not np.array_equal(a, b) and np.array_equal(a, np_(mask_tokens(ids, 1000, g2)[0]))
+
+
+def test_mlm_head_is_tied_to_the_token_embeddings():
+    config = tiny(dropout=0.0)
+    encoder, head = TransformerEncoder(config), MaskedLMHead(config)
+    ids = random_ids(np.random.default_rng(6), 3, 10)
+    masked, labels, weights = mask_tokens(ids, config.vocab_size, seed=0, mask_rate=0.5)
+    table = encoder.token_embedding
+    logits = head(encoder(masked), table.embeddings)
+    assert tuple(logits.shape) == (3, 10, config.vocab_size)
+    h = np_(head.norm(head.transform(encoder(masked))))
+    np.testing.assert_allclose(np_(logits), h @ np_(table.embeddings).T + np_(head.bias),
+                               rtol=1e-4, atol=1e-5)
+    assert len(head.trainable_variables) == 5  # transform kernel/bias, norm gamma/beta, bias
+    loss = np_(masked_lm_loss(labels, logits, weights))
+    assert np.isfinite(loss) and 0.5 * np.log(config.vocab_size) < loss < 3 * np.log(
+        config.vocab_size)
+
+
+# ---- training ----------------------------------------------------------------------------------
+
+def test_a_few_adamw_steps_decrease_the_in_batch_loss():
+    """Six eager AdamW steps on one random batch through `TwoTower.compute_loss` (Keras `fit`
+    is exercised by the oracle; its first call traces for ~15 s)."""
+    tf = pytest.importorskip("tensorflow")
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("the eager loop uses tf.GradientTape")
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(7)
+    model = TwoTower(tiny(dropout=0.0, attention_dropout=0.0))
+    batch = {"query_ids": random_ids(rng, 16, 12), "doc_ids": random_ids(rng, 16, 20)}
+    optimizer = keras.optimizers.AdamW(3e-3, weight_decay=0.01)
+    losses = []
+    for _ in range(6):
+        with tf.GradientTape() as tape:
+            loss = model.compute_loss(x=batch, y_pred=model(batch, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(float(loss))
+    out = model(batch)
+    after = float(np_(in_batch_softmax_loss(out["query_emb"], out["doc_emb"])))
+    assert losses[0] == pytest.approx(np.log(16), abs=0.05)  # near-uniform scores at init
+    assert after < losses[0] - 0.15, (losses, after)
+
+
+# ---- the oracle --------------------------------------------------------------------------------
+
+def test_two_replicas_equal_one_replica(oracle):
+    """MirroredStrategy over 2 logical CPUs, batch 8 as 2 x 4, tiny TwoTower, dropout 0:
+    - SUM over replicas of `cross_replica_in_batch_loss` == the one-replica loss of the batch of 8
+      (each replica returns its local mean / 2);
+    - SUM over replicas of the gradients (strategy.reduce) == the one-replica gradients of all
+      trainable weights (rtol 1e-5), i.e. the gather's negatives and gradients are right;
+    - one Keras `fit` step (SGD 1.0) under the strategy moves the weights by exactly those
+      gradients, and reports the global-batch loss."""
+    r = oracle()
+    assert r["replicas"] == 2 and r["num_variables"] == r["num_weights"] > 70
+    assert r["grad_shapes_equal"]
+    assert r["loss"] > 0.1  # not a degenerate case
+    for key in ("loss_fn_1_replica", "dist_loss", "fit_loss"):
+        assert r[key] == pytest.approx(r["loss"], rel=1e-5), (key, r)
+    assert r["grad_worst"] < 1, r
+    assert r["fit_worst"] < 1, r

@@ -1,0 +1,121 @@
+"""Named two-tower model configurations (`ModelConfig.from_name("tiny")`), JSON round-trip.
+
+No TensorFlow or Keras import here: a checkpoint's `model_config.json` can be read anywhere.
+The special token ids mirror `wikipairs.vocab` ([PAD]=0, [CLS]=1, [SEP]=2, [MASK]=3, [UNK]=4);
+they are repeated here so that the trainer does not import the vocabulary module's dependencies.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+
+PAD_ID, CLS_ID, SEP_ID, MASK_ID, UNK_ID = range(5)
+NUM_SPECIAL_TOKENS = 5
+ENCODERS = ("transformer", "bow")
+
+# name -> overrides of the ModelConfig defaults
+NAMED_CONFIGS: dict[str, dict] = {
+    # for tests and smoke runs
+    "tiny": dict(num_layers=2, hidden_size=128, num_heads=2, ff_size=512),
+    "small": dict(num_layers=4, hidden_size=512, num_heads=8, ff_size=2048),
+    # the paper's towers: BERT-base sized Transformers (~110M parameters each with 32k pieces)
+    "base": dict(num_layers=12, hidden_size=768, num_heads=12, ff_size=3072),
+    # the paper's BoW-MLP baseline: unigram embeddings, mean pooling, two tanh layers -> 512-d
+    "bow": dict(encoder="bow", num_layers=0, hidden_size=512, num_heads=0, ff_size=0),
+}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Everything needed to rebuild a `TwoTower` model (`trainer.model`).
+
+    encoder: "transformer" (BERT-style, post-layer-norm, embedding = Dense(embedding_dim) of the
+        [CLS] hidden state) or "bow" (mean of the non-pad token embeddings of width hidden_size,
+        then two tanh Dense layers of width embedding_dim; the last one is the embedding).
+    vocab_size: token embedding rows (ids 0..vocab_size-1; 0 is [PAD]).
+    max_query_len / max_doc_len: padded lengths of query / document ids (incl. [CLS], [SEP]).
+    max_positions: rows of the learned position embeddings (>= both max lengths).
+    dropout: hidden dropout (embeddings, attention output, feed-forward, BoW pooling).
+    attention_dropout: dropout of the attention probabilities.
+    embedding_dim: width of the query/document embeddings (the paper: 512).
+    normalize: L2-normalize the embeddings (scores become cosine similarities).
+    temperature: the loss divides the scores by it (1.0: the paper's plain inner product).
+    shared_towers: one encoder for queries and documents (phi = psi) instead of two.
+    """
+
+    name: str = "custom"
+    encoder: str = "transformer"
+    vocab_size: int = 32000
+    num_layers: int = 2
+    hidden_size: int = 128
+    num_heads: int = 2
+    ff_size: int = 512
+    dropout: float = 0.1
+    attention_dropout: float = 0.1
+    max_query_len: int = 64
+    max_doc_len: int = 288
+    max_positions: int = 512
+    embedding_dim: int = 512
+    normalize: bool = False
+    temperature: float = 1.0
+    shared_towers: bool = False
+    layer_norm_epsilon: float = 1e-12
+    initializer_range: float = 0.02
+
+    def __post_init__(self):
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {ENCODERS}, not {self.encoder!r}")
+        if self.vocab_size <= NUM_SPECIAL_TOKENS:
+            raise ValueError(f"vocab_size {self.vocab_size} leaves no room for real tokens")
+        if self.temperature <= 0:
+            raise ValueError(f"temperature must be > 0, not {self.temperature}")
+        if self.encoder == "transformer":
+            if self.num_layers < 1 or self.num_heads < 1 or self.ff_size < 1:
+                raise ValueError("a transformer needs num_layers, num_heads and ff_size >= 1")
+            if self.hidden_size % self.num_heads:
+                raise ValueError(f"hidden_size {self.hidden_size} is not a multiple of "
+                                 f"num_heads {self.num_heads}")
+            if max(self.max_query_len, self.max_doc_len) > self.max_positions:
+                raise ValueError(f"max lengths {self.max_query_len}/{self.max_doc_len} exceed "
+                                 f"max_positions {self.max_positions}")
+
+    @classmethod
+    def from_name(cls, name: str, **overrides) -> "ModelConfig":
+        """The named configuration (`NAMED_CONFIGS`) with `overrides` applied."""
+        if name not in NAMED_CONFIGS:
+            raise ValueError(f"unknown model config {name!r}; known: {', '.join(NAMED_CONFIGS)}")
+        return cls(**{"name": name, **NAMED_CONFIGS[name], **overrides})
+
+    def replace(self, **changes) -> "ModelConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ModelConfig":
+        """Inverse of `to_dict`; unknown keys are an error (a config from a newer version)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - fields)
+        if unknown:
+            raise ValueError(f"unknown ModelConfig fields: {', '.join(unknown)}")
+        return cls(**data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "ModelConfig":
+        return cls.from_dict(json.loads(text))
+
+
+def get_config(config: "ModelConfig | str | dict") -> ModelConfig:
+    """A ModelConfig from itself, a name ("tiny", "base", ...) or a `to_dict()` dict."""
+    if isinstance(config, ModelConfig):
+        return config
+    if isinstance(config, str):
+        return ModelConfig.from_name(config)
+    if isinstance(config, dict):
+        return ModelConfig.from_dict(config)
+    raise TypeError(f"cannot make a ModelConfig from {type(config).__name__}")

@@ -1,0 +1,100 @@
+"""In-batch sampled softmax (Chang et al. 2020, eq. 4), also across tf.distribute replicas, and
+the masked-LM loss.
+
+keras.ops only, so it runs on the TensorFlow and the JAX backends; TensorFlow is imported lazily,
+and only on the TensorFlow backend, for the cross-replica gather.
+"""
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+
+def in_batch_scores(query_emb, doc_emb, temperature: float = 1.0):
+    """Score matrix q . d^T / temperature: query_emb [B, D], doc_emb [N, D] -> [B, N], float32
+    (float64 for float64 inputs; float16/bfloat16 are computed in float32)."""
+    dtype = keras.backend.result_type(query_emb.dtype, doc_emb.dtype, "float32")
+    q, d = ops.cast(query_emb, dtype), ops.cast(doc_emb, dtype)
+    return ops.matmul(q, ops.transpose(d)) / temperature
+
+
+def in_batch_softmax_loss(query_emb, doc_emb, temperature: float = 1.0, doc_emb_global=None,
+                          offset=0):
+    """Mean softmax cross-entropy of each query against the documents of the batch.
+
+    query_emb: [B, D] query embeddings phi(q_i).
+    doc_emb: [B, D] their positive documents psi(d_i) (row i is the positive of query i).
+    temperature: scores are divided by it.
+    doc_emb_global: [N, D] the candidate documents, when they are more than `doc_emb` (e.g. the
+        documents of all replicas); `doc_emb` rows must be rows offset..offset+B-1 of it.
+        None: the candidates are `doc_emb` (N = B, offset 0).
+    offset: int or scalar tensor, the position of this batch's positives in `doc_emb_global`.
+
+    Returns a float32 scalar (float64 for float64 inputs):
+        mean_i [logsumexp_j s_ij - s_(i, offset + i)],  s = q d^T / temperature.
+    """
+    docs = doc_emb if doc_emb_global is None else doc_emb_global
+    scores = in_batch_scores(query_emb, docs, temperature)  # [B, N]
+    labels = ops.arange(ops.shape(query_emb)[0], dtype="int32") + ops.cast(offset, "int32")
+    losses = ops.sparse_categorical_crossentropy(labels, scores, from_logits=True)
+    return ops.mean(losses)
+
+
+def _tf_replica_context():
+    """(tf, replica context) in a tf.distribute replica function with > 1 replicas, else None."""
+    if keras.backend.backend() != "tensorflow":
+        return None
+    import tensorflow as tf  # the TensorFlow backend is running, so this is already imported
+
+    if not tf.distribute.has_strategy() or tf.distribute.in_cross_replica_context():
+        return None
+    ctx = tf.distribute.get_replica_context()
+    if ctx is None or ctx.num_replicas_in_sync <= 1:
+        return None
+    return tf, ctx
+
+
+def cross_replica_in_batch_loss(query_emb, doc_emb, temperature: float = 1.0):
+    """`in_batch_softmax_loss` whose negatives are the documents of every replica.
+
+    query_emb, doc_emb: [B_local, D], this replica's batch (row i of doc_emb is the positive of
+    query i). Returns a float32 scalar.
+
+    Inside a tf.distribute replica context with R > 1 replicas (e.g. `strategy.run`, or Keras
+    `fit` under `strategy.scope()`), the documents of all replicas are gathered with
+    `ReplicaContext.all_gather(doc_emb, axis=0)` ([R * B_local, D], replica order) and the labels
+    are offset by `replica_id_in_sync_group * B_local`. All replicas must have the same B_local.
+    The returned value is the mean over the local batch divided by R, i.e. the tf.distribute /
+    Keras convention for custom loops (what Keras' own losses return under a strategy): the SUM
+    over replicas of the returned values is the global-batch mean loss, and the SUM over replicas
+    of their gradients (what `optimizer.apply_gradients` and `strategy.reduce("SUM", ...)` do) is
+    the gradient of the global-batch mean loss. Gradients flow through the gather: all_gather's
+    gradient all-reduces the incoming gradients and keeps this replica's slice.
+
+    Anywhere else (no strategy, cross-replica context, one replica, the JAX backend, where
+    data-parallel `keras.distribution` sees the global batch as one array) it is exactly
+    `in_batch_softmax_loss(query_emb, doc_emb, temperature)`.
+    """
+    found = _tf_replica_context()
+    if found is None:
+        return in_batch_softmax_loss(query_emb, doc_emb, temperature)
+    tf, ctx = found
+    replicas = ctx.num_replicas_in_sync
+    all_docs = ctx.all_gather(doc_emb, axis=0)
+    offset = ctx.replica_id_in_sync_group * tf.shape(doc_emb)[0]
+    loss = in_batch_softmax_loss(query_emb, doc_emb, temperature, all_docs, offset)
+    return loss / replicas
+
+
+def masked_lm_loss(labels, logits, weights):
+    """Mean cross-entropy over the masked positions.
+
+    labels: int [B, L] original token ids (any value where weights is 0).
+    logits: [B, L, V] (`model.MaskedLMHead` output).
+    weights: float [B, L], 1.0 at masked positions, 0.0 elsewhere (`model.mask_tokens`).
+    Returns a float32 scalar: sum(weights * xent) / max(sum(weights), 1). Not scaled for replicas.
+    """
+    logits = ops.cast(logits, keras.backend.result_type(logits.dtype, "float32"))
+    xent = ops.sparse_categorical_crossentropy(ops.cast(labels, "int32"), logits, from_logits=True)
+    weights = ops.cast(weights, xent.dtype)
+    return ops.sum(xent * weights) / ops.maximum(ops.sum(weights), 1.0)

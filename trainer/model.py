@@ -1,0 +1,272 @@
+"""Two-tower retriever (Chang et al., ICLR 2020): BERT-style Transformer or BoW-MLP towers, an
+MLM head and token masking for the MLM baseline.
+
+Keras layers and keras.ops only: the same code trains with KERAS_BACKEND=tensorflow (default) or
+jax. Token ids are int [B, L], [CLS]=1 first, padded with [PAD]=0; attention ignores padding.
+"""
+from __future__ import annotations
+
+import keras
+from keras import layers, ops
+
+from .configs import (CLS_ID, MASK_ID, NUM_SPECIAL_TOKENS, PAD_ID, SEP_ID, ModelConfig,
+                      get_config)
+from .losses import cross_replica_in_batch_loss
+
+
+def _init(config: ModelConfig):
+    return keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+
+
+@keras.saving.register_keras_serializable("wikipairs")
+class TransformerBlock(layers.Layer):
+    """One post-layer-norm BERT layer: x [B, L, H], attention_mask bool [B, L, L] -> [B, L, H]."""
+
+    def __init__(self, config: ModelConfig, **kwargs):
+        super().__init__(**kwargs)
+        c, init = config, _init(config)
+        self.attention = layers.MultiHeadAttention(
+            c.num_heads, c.hidden_size // c.num_heads, dropout=c.attention_dropout,
+            kernel_initializer=init, name="attention")
+        self.attention_dropout = layers.Dropout(c.dropout)
+        self.attention_norm = layers.LayerNormalization(epsilon=c.layer_norm_epsilon,
+                                                        name="attention_norm")
+        self.ff_in = layers.Dense(c.ff_size, activation="gelu", kernel_initializer=init,
+                                  name="ff_in")
+        self.ff_out = layers.Dense(c.hidden_size, kernel_initializer=init, name="ff_out")
+        self.ff_dropout = layers.Dropout(c.dropout)
+        self.ff_norm = layers.LayerNormalization(epsilon=c.layer_norm_epsilon, name="ff_norm")
+
+    def call(self, x, attention_mask, training=False):
+        a = self.attention(x, x, attention_mask=attention_mask, training=training)
+        x = self.attention_norm(x + self.attention_dropout(a, training=training))
+        f = self.ff_out(self.ff_in(x))
+        return self.ff_norm(x + self.ff_dropout(f, training=training))
+
+
+@keras.saving.register_keras_serializable("wikipairs")
+class TransformerEncoder(layers.Layer):
+    """BERT-style encoder: token ids int [B, L] -> sequence output float [B, L, hidden_size].
+
+    Token + learned position embeddings, layer norm, dropout, `num_layers` TransformerBlocks.
+    Keys at [PAD] positions are masked out of attention, so appending pads changes no output at
+    non-pad positions. `token_embedding.embeddings` [vocab_size, H] is the matrix an MLM head
+    ties to. `pool(sequence)` -> [B, H] is the [CLS] (position 0) hidden state.
+    """
+
+    def __init__(self, config: ModelConfig, **kwargs):
+        super().__init__(**kwargs)
+        self.config = c = get_config(config)
+        self.token_embedding = layers.Embedding(c.vocab_size, c.hidden_size,
+                                                embeddings_initializer=_init(c),
+                                                name="token_embedding")
+        self.embedding_norm = layers.LayerNormalization(epsilon=c.layer_norm_epsilon,
+                                                        name="embedding_norm")
+        self.embedding_dropout = layers.Dropout(c.dropout)
+        self.blocks = [TransformerBlock(c, name=f"layer_{i}") for i in range(c.num_layers)]
+
+    def build(self, input_shape=None):
+        c = self.config
+        self.position_embeddings = self.add_weight(
+            shape=(c.max_positions, c.hidden_size), initializer=_init(c),
+            name="position_embeddings")
+
+    def call(self, token_ids, training=False):
+        token_ids = ops.cast(token_ids, "int32")
+        length = ops.shape(token_ids)[1]
+        x = self.token_embedding(token_ids) + self.position_embeddings[None, :length, :]
+        x = self.embedding_dropout(self.embedding_norm(x), training=training)
+        keys = ops.not_equal(token_ids, PAD_ID)[:, None, :]  # [B, 1, L]
+        mask = ops.logical_and(keys, ops.ones((1, length, 1), dtype="bool"))  # [B, L, L]
+        for block in self.blocks:
+            x = block(x, mask, training=training)
+        return x
+
+    @staticmethod
+    def pool(sequence):
+        """[CLS] hidden state: [B, L, H] -> [B, H]."""
+        return sequence[:, 0, :]
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+
+@keras.saving.register_keras_serializable("wikipairs")
+class BowEncoder(layers.Layer):
+    """The paper's BoW-MLP baseline: token ids int [B, L] -> float [B, embedding_dim].
+
+    Unigram embeddings (width hidden_size), averaged over the non-[PAD] tokens ([CLS]/[SEP]
+    included), dropout, then two Dense tanh layers of width embedding_dim; the last is the output.
+    """
+
+    def __init__(self, config: ModelConfig, **kwargs):
+        super().__init__(**kwargs)
+        self.config = c = get_config(config)
+        self.token_embedding = layers.Embedding(c.vocab_size, c.hidden_size,
+                                                embeddings_initializer=_init(c),
+                                                name="token_embedding")
+        self.dropout = layers.Dropout(c.dropout)
+        self.hidden = layers.Dense(c.embedding_dim, activation="tanh", name="hidden")
+        self.output_layer = layers.Dense(c.embedding_dim, activation="tanh", name="output")
+
+    def call(self, token_ids, training=False):
+        token_ids = ops.cast(token_ids, "int32")
+        mask = ops.cast(ops.not_equal(token_ids, PAD_ID), self.compute_dtype)[:, :, None]
+        x = self.token_embedding(token_ids)
+        pooled = ops.sum(x * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)
+        return self.output_layer(self.hidden(self.dropout(pooled, training=training)))
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+
+@keras.saving.register_keras_serializable("wikipairs")
+class Tower(layers.Layer):
+    """One tower (phi or psi): token ids int [B, L] -> float32 embeddings [B, embedding_dim]
+    (float64 under floatx float64; float16/bfloat16 policies are cast up).
+
+    transformer: Dense(embedding_dim) (linear) of the [CLS] hidden state; bow: the BoW-MLP
+    output. L2-normalized when config.normalize. `encoder` is the TransformerEncoder/BowEncoder.
+    """
+
+    def __init__(self, config: ModelConfig, **kwargs):
+        super().__init__(**kwargs)
+        self.config = c = get_config(config)
+        if c.encoder == "transformer":
+            self.encoder = TransformerEncoder(c, name="encoder")
+            self.projection = layers.Dense(c.embedding_dim, kernel_initializer=_init(c),
+                                           name="projection")
+        else:
+            self.encoder = BowEncoder(c, name="encoder")
+            self.projection = None
+
+    def call(self, token_ids, training=False):
+        out = self.encoder(token_ids, training=training)
+        if self.projection is not None:
+            out = self.projection(TransformerEncoder.pool(out))
+        out = ops.cast(out, keras.backend.result_type(out.dtype, "float32"))
+        if self.config.normalize:
+            out = out / ops.sqrt(ops.maximum(ops.sum(out * out, axis=-1, keepdims=True), 1e-12))
+        return out
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+
+@keras.saving.register_keras_serializable("wikipairs")
+class TwoTower(keras.Model):
+    """Query tower phi and document tower psi; score f(q, d) = <phi(q), psi(d)>.
+
+    TwoTower(config): config is a ModelConfig, a name ("tiny", "base", "bow") or a dict.
+    call({"query_ids": int [B, Lq], "doc_ids": int [B, Ld]}, training) ->
+        {"query_emb": float32 [B, D], "doc_emb": float32 [B, D]}.
+    `query_tower` / `doc_tower` are `Tower`s, the same object when config.shared_towers.
+    `compute_loss` is the in-batch softmax over the documents of all replicas
+    (`losses.cross_replica_in_batch_loss`, temperature from the config), so
+    `model.compile(optimizer=...); model.fit(dataset_of_id_dicts)` trains it, also under a
+    tf.distribute strategy scope. `build()` creates all weights (dummy forward pass).
+    """
+
+    def __init__(self, config: ModelConfig | str | dict = "tiny", **kwargs):
+        super().__init__(**kwargs)
+        self.config = c = get_config(config)
+        self.query_tower = Tower(c, name="query_tower")
+        self.doc_tower = self.query_tower if c.shared_towers else Tower(c, name="doc_tower")
+
+    def build(self, input_shape=None):
+        """Creates every weight (a symbolic call of each tower; `input_shape` is ignored)."""
+        c = self.config
+        self.query_tower(keras.KerasTensor((None, c.max_query_len), dtype="int32"))
+        self.doc_tower(keras.KerasTensor((None, c.max_doc_len), dtype="int32"))
+
+    def call(self, inputs, training=False):
+        return {"query_emb": self.query_tower(inputs["query_ids"], training=training),
+                "doc_emb": self.doc_tower(inputs["doc_ids"], training=training)}
+
+    def encode_queries(self, query_ids, training=False):
+        """int [B, Lq] -> float32 [B, D]."""
+        return self.query_tower(query_ids, training=training)
+
+    def encode_docs(self, doc_ids, training=False):
+        """int [B, Ld] -> float32 [B, D]."""
+        return self.doc_tower(doc_ids, training=training)
+
+    @staticmethod
+    def score(query_emb, doc_emb):
+        """Pairwise scores <q_i, d_j>: [B, D] x [N, D] -> [B, N] (no temperature)."""
+        return ops.matmul(query_emb, ops.transpose(doc_emb))
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras hook: in-batch softmax loss of y_pred (or of self(x)) plus any added losses,
+        scaled as Keras scales losses under tf.distribute (1 / replicas per replica)."""
+        if y_pred is None:
+            y_pred = self(x, training=training)
+        loss = cross_replica_in_batch_loss(y_pred["query_emb"], y_pred["doc_emb"],
+                                           self.config.temperature)
+        for extra in self.losses:
+            loss = loss + self._aggregate_additional_loss(extra)
+        return loss
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable("wikipairs")
+class MaskedLMHead(layers.Layer):
+    """BERT MLM head: sequence [B, L, H] and the tied token embeddings [V, H] -> logits [B, L, V].
+
+    Dense(H, gelu) -> LayerNorm -> x @ embeddings^T + bias. The embedding matrix is passed at
+    call time (`encoder.token_embedding.embeddings`), so it is tied without being tracked twice:
+        logits = head(encoder(ids, training=True), encoder.token_embedding.embeddings)
+    """
+
+    def __init__(self, config: ModelConfig, **kwargs):
+        super().__init__(**kwargs)
+        self.config = c = get_config(config)
+        self.transform = layers.Dense(c.hidden_size, activation="gelu",
+                                      kernel_initializer=_init(c), name="transform")
+        self.norm = layers.LayerNormalization(epsilon=c.layer_norm_epsilon, name="norm")
+
+    def build(self, input_shape=None):
+        self.bias = self.add_weight(shape=(self.config.vocab_size,), initializer="zeros",
+                                    name="bias")
+
+    def call(self, sequence, embeddings):
+        h = self.norm(self.transform(sequence))
+        return ops.matmul(h, ops.transpose(ops.cast(embeddings, h.dtype))) + self.bias
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+
+def mask_tokens(token_ids, vocab_size: int, seed, mask_rate: float = 0.15,
+                mask_token_rate: float = 0.8, random_token_rate: float = 0.1,
+                special_ids=(PAD_ID, CLS_ID, SEP_ID, MASK_ID)):
+    """BERT masking for the MLM baseline: each token not in `special_ids` is selected with
+    probability `mask_rate`; a selected token becomes [MASK] (80%), a random non-special token
+    (id in [NUM_SPECIAL_TOKENS, vocab_size), 10%) or stays (10%).
+
+    token_ids: int [B, L]. seed: an int (the same int -> the same masks) or a
+    `keras.random.SeedGenerator` (advances on every call: new masks each step).
+    Returns (masked_ids int32 [B, L], labels int32 [B, L] = the original ids, 0 where not
+    selected, weights float32 [B, L] = 1.0 where selected).
+    """
+    ids = ops.cast(token_ids, "int32")
+    u = keras.random.uniform((3, *ops.shape(ids)), seed=seed)  # one draw: stateless under an int
+    eligible = ops.ones_like(ids, dtype="bool")
+    for special in special_ids:
+        eligible = ops.logical_and(eligible, ops.not_equal(ids, special))
+    selected = ops.logical_and(eligible, u[0] < mask_rate)
+    to_mask = ops.logical_and(selected, u[1] < mask_token_rate)
+    to_random = ops.logical_and(
+        selected, ops.logical_and(u[1] >= mask_token_rate,
+                                  u[1] < mask_token_rate + random_token_rate))
+    span = vocab_size - NUM_SPECIAL_TOKENS
+    random_ids = NUM_SPECIAL_TOKENS + ops.minimum(ops.cast(u[2] * span, "int32"), span - 1)
+    masked = ops.where(to_mask, MASK_ID, ops.where(to_random, random_ids, ids))
+    labels = ops.where(selected, ids, 0)
+    return ops.cast(masked, "int32"), ops.cast(labels, "int32"), ops.cast(selected, "float32")

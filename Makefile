@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-demo: $(STAMP)  ## parse the bundled sample dump
-	$(BIN)/wikipairs parse --output out/sample
+demo: $(STAMP)  ## build ICT, BFS and WLP pairs from the bundled sample dump
+	$(BIN)/wikipairs build --output out/sample
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

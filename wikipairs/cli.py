@@ -174,6 +174,10 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
               help="Share of ICT pairs whose document keeps the query sentence (ORQA: 0.1).")
 @click.option("--num-shards", default=0, show_default=True, type=click.IntRange(0),
               help="Shards per task (0: one per 128 MiB of input).")
+@click.option("--streams-per-split", default=50, show_default=True, type=click.IntRange(1),
+              help="Multistream dumps with an index: bz2 streams (~100 pages each) per split.")
+@click.option("--parts-per-file", default=2, show_default=True, type=click.IntRange(1),
+              help="Dumps without an index: splits per file (one shard each for ICT and BFS).")
 @click.option("--workers", default=0, show_default=True, type=click.IntRange(0),
               help="DirectRunner processes (0: all cores) or Dataflow workers.")
 @click.option("--runner", default="DirectRunner", show_default=True,
@@ -187,8 +191,8 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 @click.option("--quiet", "-q", is_flag=True)
 @click.pass_context
 def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_docs_per_page,
-          doc_max_tokens, query_max_tokens, min_query_tokens, ict_keep_rate, num_shards, workers,
-          runner, dry_run, namespaces, lang, allow_truncated, keep_tables, quiet):
+          doc_max_tokens, query_max_tokens, min_query_tokens, ict_keep_rate, num_shards,
+          streams_per_split, parts_per_file, workers, runner, dry_run, namespaces, lang, allow_truncated, keep_tables, quiet):
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
 
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
@@ -211,7 +215,8 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
                          query_max_tokens=query_max_tokens, min_query_tokens=min_query_tokens,
                          ict_keep_rate=ict_keep_rate, pairs_per_page=pairs_per_page,
                          wlp_docs_per_page=wlp_docs_per_page),
-        parse=parse_config, num_shards=num_shards, runner=runner, workers=workers,
+        parse=parse_config, num_shards=num_shards, streams_per_split=streams_per_split,
+        parts_per_file=parts_per_file, runner=runner, workers=workers,
         dry_run=dry_run, beam_args=list(ctx.args), quiet=quiet, command=sys.argv[:],
         log_to_file=not (ctx.obj or {}).get("debug"))
     stats = run_build(config)

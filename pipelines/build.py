@@ -61,7 +61,7 @@ class WriteShards(beam.PTransform):
 
 
 def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, formats, tokenizer,
-                   num_shards, output, title_capacity, workdir):
+                   num_shards, output, title_capacity, workdir, progress_dir=None):
     """Add the whole build to `pipeline`. ICT and BFS get one shard per split; WLP `num_shards`."""
     planned, indexed, per_file = [], [], {}
     for index, split in enumerate(splits):
@@ -85,7 +85,7 @@ def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, fo
     parsed = all_splits | "ParseAndPair" >> beam.ParDo(
         ParseAndPair(sites=sites, splitter=splitter, parse=parse, pairs=pairs, tasks=tuple(tasks),
                      tokenizer=tokenizer, output=output, formats=tuple(formats),
-                     num_splits=len(splits)),
+                     num_splits=len(splits), progress_dir=progress_dir),
         titles=beam.pvalue.AsSingleton(titles)).with_outputs(
             "wlp_query", "wlp_doc", "redirects", main="notes")
     if "wlp" in tasks:

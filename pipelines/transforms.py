@@ -10,6 +10,9 @@ Every skip is a Beam counter in the "wikipairs" namespace.
 """
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections import Counter
 
 import apache_beam as beam
@@ -33,6 +36,26 @@ def flush_counts(counts: Counter) -> None:
         if value:
             Metrics.counter(NAMESPACE, name).inc(value)
     counts.clear()
+
+
+class SplitProgress:
+    """Pages and pairs done in one split, noted in a small JSON file every few seconds, which
+    the local driver sums into progress lines (Beam's DirectRunner reports metrics only at the
+    end). A no-op without a folder."""
+
+    def __init__(self, folder: str | None, index: int, every: float = 2.0):
+        self.path = os.path.join(folder, f"{index:05d}.json") if folder else None
+        self.every, self.last, self.pages = every, 0.0, 0
+
+    def update(self, pairs: dict, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.path is None or (not force and now - self.last < self.every):
+            return
+        self.last = now
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        with open(self.path + ".tmp", "w") as f:
+            json.dump({"pages": self.pages, "pairs": pairs}, f)
+        os.replace(self.path + ".tmp", self.path)
 
 
 class PrepareFile(beam.DoFn):
@@ -98,10 +121,11 @@ class ParseAndPair(beam.DoFn):
 
     def __init__(self, *, sites: dict, splitter, parse: ParseConfig, pairs: PairConfig,
                  tasks: tuple[str, ...], tokenizer, output: str, formats: tuple[str, ...],
-                 num_splits: int):
+                 num_splits: int, progress_dir: str | None = None):
         self.sites, self.splitter, self.parse_config = sites, splitter, parse
         self.pair_config, self.tasks, self.tokenizer = pairs, tasks, tokenizer
         self.output, self.formats, self.num_splits = output, formats, num_splits
+        self.progress_dir = progress_dir  # where each split notes how far it got (local runs)
 
     def setup(self):
         self.cleaners = {}
@@ -121,13 +145,17 @@ class ParseAndPair(beam.DoFn):
         writers = {task: ShardWriter(self.output, task, index, self.num_splits, self.formats,
                                      self.tokenizer is not None)
                    for task in ("ict", "bfs") if task in self.tasks}
+        progress = SplitProgress(self.progress_dir, index)
         for page in read_split(split, self.counts, self.parse_config.allow_truncated,
                                self.parse_config.lang):
             if page.redirect:
                 yield beam.pvalue.TaggedOutput("redirects", (page.title, page.redirect))
+            progress.pages += 1
             yield from self._page(page, writers, titles)
             if self.counts["pages_read"] >= 100:
                 flush_counts(self.counts)
+            progress.update({task: w.pairs for task, w in writers.items()})
+        progress.update({task: w.pairs for task, w in writers.items()}, force=True)
         for task, writer in writers.items():
             note = writer.close()
             self.counts[f"{task}_pairs"] += note["pairs"]

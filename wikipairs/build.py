@@ -8,13 +8,16 @@ then manifest.json, last. A failed or interrupted run leaves no manifest.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from . import __version__
@@ -146,16 +149,20 @@ def build(config: BuildConfig) -> dict:
     num_shards = config.num_shards or auto_shards(paths)
     if not config.dry_run:
         _clean_output(config)
+    local = "://" not in config.output and not config.dry_run
+    progress_dir = os.path.join(config.output, WORKDIR, "progress") if local and not config.quiet \
+        else None
     options = PipelineOptions(_runner_args(config))
     pipeline = beam.Pipeline(options=options)
     build_pipeline(pipeline, splits=splits, sites=sites, splitter=splitter, parse=parse,
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
                    tokenizer=tokenizer, num_shards=num_shards, output=config.output,
                    title_capacity=title_capacity(paths),
-                   workdir=os.path.join(config.output, WORKDIR))
+                   workdir=os.path.join(config.output, WORKDIR), progress_dir=progress_dir)
     started = time.monotonic()
     try:
-        with _stderr_to(_log_path(config)):
+        with _stderr_to(_log_path(config)) as terminal, \
+                _progress_lines(progress_dir, terminal, config.runner):
             result = pipeline.run()
             result.wait_until_finish()
     except Exception as e:  # a worker's DumpError comes back wrapped by the runner
@@ -201,9 +208,9 @@ def _log_path(config: BuildConfig) -> str | None:
 @contextlib.contextmanager
 def _stderr_to(path: str | None):
     """Send file descriptor 2 (inherited by Beam's worker processes, which print their own
-    tracebacks) to `path` for the duration; nothing happens when path is None."""
+    tracebacks) to `path` for the duration; yields a file descriptor of the real stderr."""
     if path is None:
-        yield
+        yield 2
         return
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     sys.stderr.flush()
@@ -211,11 +218,48 @@ def _stderr_to(path: str | None):
     with open(path, "ab") as log:
         os.dup2(log.fileno(), 2)
         try:
-            yield
+            yield saved
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
+
+
+@contextlib.contextmanager
+def _progress_lines(folder: str | None, fd: int, runner: str, every: float = 5.0):
+    """Every `every` seconds, a line on `fd`: pages parsed, pages/s, pairs written so far (ICT and
+    BFS; WLP pairs come after the join), summed over the splits' progress notes."""
+    if folder is None:
+        yield
+        return
+    stop, start = threading.Event(), time.monotonic()
+
+    def report():
+        while True:
+            last = stop.wait(every)
+            pages, pairs = 0, Counter()
+            for name in (os.listdir(folder) if os.path.isdir(folder) else []):
+                try:
+                    with open(os.path.join(folder, name)) as f:
+                        note = json.load(f)
+                except (OSError, ValueError):
+                    continue
+                pages += note["pages"]
+                pairs.update(note["pairs"])
+            rate = pages / (time.monotonic() - start)
+            done = ", ".join(f"{t.upper()} {n:,}" for t, n in sorted(pairs.items()))
+            os.write(fd, f"  {pages:,} pages parsed ({rate:,.0f}/s), pairs written: "
+                         f"{done or 'none yet'}\n".encode())
+            if last:  # a final line when the run ends
+                return
+
+    thread = threading.Thread(target=report, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _counters(result) -> dict[str, int]:

@@ -229,10 +229,10 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
 
 def print_stats_table(stats: dict) -> None:
     """The columns of the paper's Table 1, per task."""
-    click.echo(f"{'task':<8}{'pairs':>12}{'tokens':>14}{'query len':>11}{'doc len':>10}")
-    for task, row in stats["tasks"].items():
-        click.echo(f"{task:<8}{row['pairs']:>12,}{row['tokens']:>14,}"
-                   f"{row['mean_query_tokens']:>11.1f}{row['mean_doc_tokens']:>10.1f}")
+    from .report import stats_table
+
+    for line in stats_table(stats):
+        click.echo(line)
     counters = stats.get("counters", {})
     click.echo(f"pages read {counters.get('pages_read', 0):,}, articles {counters.get('articles', 0):,}, "
                f"redirects {counters.get('redirects', 0):,}; tokens: {stats.get('tokens', '')}; "
@@ -265,6 +265,38 @@ def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, all
     click.echo(f"vocabulary of {summary['vocab_size']:,} pieces ({model_type}) trained on "
                f"{summary['sentences']:,} sentences ({summary['characters']:,} characters)")
     click.echo(f"{'model':<8}{os.path.abspath(summary['model'])}")
+
+
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Write histograms of query/document lengths and pairs per page (PNG).")
+def stats(folder, plot):
+    """The Table-1 statistics of a build (pairs, tokens, mean lengths), optionally plotted."""
+    from .report import built_tasks, load_stats, plot_stats
+
+    data = load_stats(folder)
+    print_stats_table(data)
+    skipped = {k: v for k, v in data.get("counters", {}).items() if "skipped" in k}
+    if skipped:
+        click.echo("skipped: " + ", ".join(f"{k} {v:,}" for k, v in sorted(skipped.items())))
+    if plot:
+        plot_stats(folder, built_tasks(data), plot)
+        click.echo(f"plot    {os.path.abspath(plot)}")
+
+
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--task", default="wlp", show_default=True, type=click.Choice(["ict", "bfs", "wlp"]))
+@click.option("-n", "count", default=5, show_default=True, type=click.IntRange(1))
+@click.option("--seed", default=0, show_default=True, type=int, help="Which pairs are shown.")
+def show(folder, task, count, seed):
+    """Print pairs of a build readably, with their provenance."""
+    from .report import format_pair, load_stats, pick_pairs
+
+    load_stats(folder)
+    for i, row in enumerate(pick_pairs(folder, task, count, seed)):
+        click.echo(("\n" if i else "") + format_pair(row))
 
 
 @main.command()

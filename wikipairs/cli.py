@@ -309,5 +309,19 @@ def verify(folder):
     click.echo(f"ok: {checked} files match {os.path.join(folder, 'manifest.json')}")
 
 
+def _register_optional_commands() -> None:
+    """Commands whose modules need the train extra (TensorFlow/Keras, bm25s) are added when
+    their modules import, so `wikipairs build` works where only the core is installed."""
+    import importlib
+    for module, name in (("wikipairs.trainer.reqa.cli", "reqa"),):
+        try:
+            main.add_command(getattr(importlib.import_module(module), name))
+        except ImportError:
+            pass
+
+
+_register_optional_commands()
+
+
 if __name__ == "__main__":  # python -m wikipairs.cli: same messages as the installed command
     main(prog_name="wikipairs")

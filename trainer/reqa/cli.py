@@ -1,0 +1,182 @@
+"""`wikipairs reqa build|eval|pairs`: the click group (wikipairs/cli.py adds it to `main`).
+
+Errors are ReqaError (a WikipairsError): `main` prints them as one line and exits with status 2.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from .data import PAPER_TRAIN_PERCENTS, SPLITS, ReqaError
+
+HELP = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group(context_settings=HELP)
+def reqa():
+    """ReQA retrieval QA evaluation (SQuAD, Natural Questions), after Chang et al. Section 4."""
+
+
+def _print_counts(counts: dict, extra: list[tuple[str, str]] = ()) -> None:
+    for label, key in (("candidates", "candidates"), ("QA inputs", "qa_inputs"),
+                       ("questions (ids)", "questions"),
+                       ("distinct questions", "distinct_questions")):
+        click.echo(f"{label:<22}{counts[key]:>10,}")
+    for label, value in extra:
+        click.echo(f"{label:<22}{value}")
+
+
+@reqa.command(context_settings=HELP)
+@click.option("--squad", "squad_path", metavar="FILE.json",
+              help="SQuAD v1.1-format JSON (e.g. dev-v1.1.json).")
+@click.option("--nq", "nq_patterns", multiple=True, metavar="FILE.jsonl.gz",
+              help="Natural Questions file or glob (simplified or original layout); repeatable. "
+                   "Converted as ReQA's nq_to_squad.py does.")
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
+              help="Output folder: candidates.parquet, questions.parquet, manifest.json.")
+@click.option("--write-squad", type=click.Path(dir_okay=False), default=None,
+              help="With --nq: also write the converted SQuAD JSON here.")
+def build(squad_path, nq_patterns, output, write_squad):
+    """Build ReQA candidates (unique sentence, passage pairs) and questions with their golds."""
+    from .data import build_reqa, default_splitter, load_squad, write_reqa
+
+    if bool(squad_path) == bool(nq_patterns):
+        raise ReqaError("give either --squad FILE.json or --nq FILE.jsonl.gz (one of the two)")
+    extra = []
+    if squad_path:
+        squad, source = load_squad(squad_path), squad_path
+    else:
+        from .nq import convert_nq
+
+        squad, nq_counts = convert_nq(nq_patterns)
+        source = ",".join(nq_patterns)
+        skipped = {k: v for k, v in nq_counts.items() if k not in ("records", "kept")}
+        extra.append(("NQ records", f"{nq_counts['records']:>10,}   kept {nq_counts['kept']:,}"
+                      + "".join(f"; {reason}: {n:,}" for reason, n in sorted(skipped.items()))))
+        if write_squad:
+            with open(write_squad, "w", encoding="utf-8") as f:
+                json.dump(squad, f)
+    if not squad["data"]:
+        raise ReqaError(f"{source}: no questions to build from")
+    splitter = default_splitter(p.get("context", "") for a in squad["data"]
+                                for p in a.get("paragraphs", []) if isinstance(p, dict))
+    data = build_reqa(squad, splitter, source=os.path.abspath(source) if squad_path else source)
+    if data.num_questions == 0:
+        raise ReqaError(f"{source}: no answered questions found")
+    manifest = write_reqa(data, output, squad_path)
+    _print_counts(manifest["counts"], extra + [("sentences", manifest["splitter"]),
+                                               ("output", os.path.abspath(output))])
+
+
+def _train_percent(split: str, train_percent: float | None) -> float:
+    if split in ("train", "valid", "test") and train_percent is None:
+        raise ReqaError(f"--split {split} needs --train-percent (the paper's: "
+                        f"{', '.join(map(str, PAPER_TRAIN_PERCENTS))})")
+    return train_percent
+
+
+@reqa.command("eval", context_settings=HELP)
+@click.option("--model", required=True, metavar="bm25|SAVEDMODEL",
+              help="bm25, or a SavedModel folder with query_encoder and response_encoder.")
+@click.option("--data", "data_dir", required=True, metavar="DIR", help="A reqa build output.")
+@click.option("--split", type=click.Choice(SPLITS), default="all", show_default=True,
+              help="Questions to evaluate: all, or a part of the cold-start split.")
+@click.option("--train-percent", type=click.FloatRange(0, 100, min_open=True, max_open=True),
+              default=None, help="Training share of the split, in percent (paper: 1, 5, 10, 80).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Split seed.")
+@click.option("--extra-candidates", "extra", multiple=True, metavar="SHARDS",
+              help="Open-domain: add the sentences of the passages of these Parquet pair shards "
+                   "(a wikipairs build output folder or a glob); repeatable.")
+@click.option("--bm25-text", type=click.Choice(("both", "sentence", "passage")), default="both",
+              show_default=True, help="BM25: what is indexed (both = sentence + passage).")
+@click.option("--k1", default=1.2, show_default=True, type=click.FloatRange(0), help="BM25 k1.")
+@click.option("--b", "b", default=0.75, show_default=True, type=click.FloatRange(0, 1),
+              help="BM25 b.")
+@click.option("--stemmer", type=click.Choice(("on", "off")), default="on", show_default=True,
+              help="BM25: Snowball English stemming (PyStemmer, if installed).")
+@click.option("--batch-size", default=128, show_default=True, type=click.IntRange(1),
+              help="SavedModel: texts per encoder call.")
+@click.option("--chunk-size", default=1024, show_default=True, type=click.IntRange(1),
+              help="Questions scored at once against all candidates.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the results as JSON here.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+def eval_command(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
+                 batch_size, chunk_size, json_path, quiet):
+    """Recall@1/5/10/50/100 and MRR under the "paper" and "reqa" protocols."""
+    from .data import add_extra_candidates, read_reqa, select_split
+    from .metrics import PROTOCOL_NOTES, EvalSet, evaluate_chunks, format_table
+
+    train_percent = _train_percent(split, train_percent)
+    data = read_reqa(data_dir)
+    data = select_split(data, split, train_percent, seed)
+    if data.num_questions == 0:
+        raise ReqaError(f"{data_dir}: split {split} has no questions")
+    added = add_extra_candidates(data, extra) if extra else 0
+    eval_set = EvalSet.from_data(data)
+    if model == "bm25":
+        from .bm25 import BM25Config, BM25Scorer
+
+        scorer = BM25Scorer(data.candidates, BM25Config(text=bm25_text, k1=k1, b=b,
+                                                        stemmer=stemmer == "on"))
+        chunks = scorer.score_chunks(eval_set.texts, chunk_size)
+        model_info = {"kind": "bm25", **scorer.describe()}
+    else:
+        from .dense import SavedModelEncoder, score_chunks
+
+        encoder = SavedModelEncoder(model)
+        cand = encoder.encode_candidates(data.candidates["sentence"], data.candidates["passage"],
+                                         batch_size, quiet)
+        queries = encoder.encode_queries(eval_set.texts, batch_size, quiet)
+        chunks = score_chunks(queries, cand, chunk_size)
+        model_info = {"kind": "savedmodel", "path": os.path.abspath(model),
+                      "dim": int(cand.shape[1])}
+    results = evaluate_chunks(eval_set, chunks)
+    report = {"model": model_info, "data": os.path.abspath(data_dir), "split": split,
+              "train_percent": train_percent, "seed": seed,
+              "candidates": eval_set.num_candidates, "extra_candidates": added,
+              "distinct_questions": len(eval_set.texts), "protocols": results,
+              "protocol_notes": PROTOCOL_NOTES, "ties": "average rank (scipy rankdata)"}
+    where = f"split {split}" + (f" ({train_percent:g}% train, seed {seed})" if split != "all" else "")
+    click.echo(f"ReQA {os.path.basename(os.path.abspath(data_dir))}, {where}: "
+               f"{eval_set.num_candidates:,} candidates ({added:,} extra), "
+               f"{len(eval_set.texts):,} distinct questions; model "
+               + (f"bm25 ({bm25_text}, k1={k1:g}, b={b:g}, stemmer {model_info.get('stemmer')})"
+                  if model == "bm25" else model))
+    click.echo(format_table(results))
+    if json_path:
+        tmp = json_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+        os.replace(tmp, json_path)
+
+
+@reqa.command(context_settings=HELP)
+@click.option("--data", "data_dir", required=True, metavar="DIR", help="A reqa build output.")
+@click.option("--vocab", required=True, type=click.Path(dir_okay=False),
+              help="SentencePiece model (wikipairs vocab) for the token ids.")
+@click.option("--train-percent", required=True,
+              type=click.FloatRange(0, 100, min_open=True, max_open=True),
+              help="Training share of the distinct questions, in percent (paper: 1, 5, 10, 80).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Split seed.")
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
+              help="OUT/reqa/part-*: training pairs; OUT/valid/reqa/part-*: validation pairs.")
+@click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4))
+@click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8))
+def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_max_tokens):
+    """Fine-tuning pairs of the training part (query: question; document: [CLS] sentence [SEP]
+    passage [SEP]) as Parquet and TFRecord shards, for `wikipairs train finetune --data OUT`."""
+    from .data import read_reqa, write_finetune_pairs
+
+    record = write_finetune_pairs(read_reqa(data_dir), output, vocab, train_percent, seed,
+                                  query_max=query_max_tokens, doc_max=doc_max_tokens)
+    for split in ("train", "valid", "test"):
+        click.echo(f"{split + ' questions':<22}{record['distinct_questions'][split]:>10,}"
+                   + (f"   pairs {record['pairs'][split]['pairs']:,}" if split in record["pairs"]
+                      else "   (evaluate with --split test)"))
+    click.echo(f"{'output':<22}{os.path.abspath(output)}")
+
+
+__all__ = ["reqa"]

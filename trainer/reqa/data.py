@@ -1,0 +1,428 @@
+"""ReQA data: SQuAD JSON -> sentence candidates and questions, splits, fine-tuning pairs.
+
+The construction is ReQA's (google/retrieval-qa-eval, squad_eval.py), with the project's Punkt
+splitter instead of ReQA's own sentence-break detector:
+
+- every paragraph that has questions is split into sentences; the candidates are the unique
+  (sentence, passage) pairs over the file, numbered in order of first appearance;
+- each answer maps to the sentence whose span holds its `answer_start` (an answer that starts
+  between two sentences, in the whitespace, goes to the next one); a question's gold candidates
+  are the distinct sentences of its answers. A (question, gold sentence) is one "QA input"
+  (ReQA counts 11,426 on dev-v1.1.json, with 10,250 candidates and 10,539 distinct questions).
+
+`reqa build` writes DIR/candidates.parquet (candidate_id, sentence, passage, title,
+paragraph_id, start, end), DIR/questions.parquet (question_id, question, gold_candidate_ids,
+answers, answer_starts, title, paragraph_id: one row per SQuAD question id) and
+DIR/manifest.json (source, splitter, counts).
+
+Fine-tuning splits (Chang et al. 4.2): `split_questions` splits the DISTINCT question texts
+(cold start: no test question text is ever seen in training) into train/test by
+`train_percent` (1, 5, 10 or 80 in the paper), and holds out 10% of the training part as
+validation; the choice is a seeded stable hash of the text, so the same data and seed give the
+same split anywhere. Candidates are always the full set.
+"""
+from __future__ import annotations
+
+import bisect
+import glob
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from wikipairs.errors import WikipairsError
+from wikipairs.sampling import sample, stable_id
+
+CANDIDATES_FILE = "candidates.parquet"
+QUESTIONS_FILE = "questions.parquet"
+MANIFEST_FILE = "manifest.json"
+PAPER_TRAIN_PERCENTS = (1, 5, 10, 80)
+VALID_PERCENT = 10.0
+SPLITS = ("all", "train", "valid", "test")
+FINETUNE_TASK = "reqa"
+
+CANDIDATE_SCHEMA = pa.schema([
+    ("candidate_id", pa.int64()), ("sentence", pa.string()), ("passage", pa.string()),
+    ("title", pa.string()), ("paragraph_id", pa.int64()), ("start", pa.int32()),
+    ("end", pa.int32())])
+QUESTION_SCHEMA = pa.schema([
+    ("question_id", pa.string()), ("question", pa.string()),
+    ("gold_candidate_ids", pa.list_(pa.int64())), ("answers", pa.list_(pa.string())),
+    ("answer_starts", pa.list_(pa.int32())), ("title", pa.string()),
+    ("paragraph_id", pa.int64())])
+
+
+class ReqaError(WikipairsError):
+    """Bad ReQA input or usage (one line; the CLI prints it and exits with status 2)."""
+
+
+@dataclass
+class ReqaData:
+    """Candidates and questions as columns (lists), plus the manifest (source, counts)."""
+
+    candidates: dict[str, list]
+    questions: dict[str, list]
+    manifest: dict = field(default_factory=dict)
+
+    @property
+    def num_candidates(self) -> int:
+        return len(self.candidates["candidate_id"])
+
+    @property
+    def num_questions(self) -> int:
+        return len(self.questions["question_id"])
+
+    def counts(self) -> dict:
+        return {"candidates": self.num_candidates,
+                "qa_inputs": sum(len(g) for g in self.questions["gold_candidate_ids"]),
+                "questions": self.num_questions,
+                "distinct_questions": len(set(self.questions["question"]))}
+
+    def select_questions(self, keep) -> "ReqaData":
+        """The same candidates with the question rows i where keep(i) is true."""
+        rows = [i for i in range(self.num_questions) if keep(i)]
+        questions = {k: [v[i] for i in rows] for k, v in self.questions.items()}
+        return ReqaData(self.candidates, questions, self.manifest)
+
+
+# ---- reading SQuAD ---------------------------------------------------------------------------
+
+def load_json_file(path: str, what: str = "SQuAD JSON"):
+    if not os.path.exists(path):
+        raise ReqaError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise ReqaError(f"{path}: is a folder, expected a {what} file")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ReqaError(f"{path}: not {what} ({e.msg} at line {e.lineno})") from None
+    except UnicodeDecodeError:
+        raise ReqaError(f"{path}: not {what} (not UTF-8 text)") from None
+    except OSError as e:
+        raise ReqaError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def load_squad(path: str) -> dict:
+    """A SQuAD v1.1-format JSON file, checked for the top-level layout."""
+    data = load_json_file(path)
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise ReqaError(f"{path}: not SQuAD JSON (expected an object with a 'data' list)")
+    return data
+
+
+def sentence_index(starts: list[int], ends: list[int], position: int) -> tuple[int, bool]:
+    """The sentence holding character `position` (spans are sorted and disjoint); a position
+    between two sentences (whitespace) gives the next one, after the last the last one.
+    Returns (index, inside)."""
+    i = bisect.bisect_right(starts, position) - 1
+    if i >= 0 and position < ends[i]:
+        return i, True
+    return min(i + 1, len(starts) - 1), False
+
+
+def default_splitter(texts=()):
+    """The project's Punkt splitter for English (punkt_tab via NLTK_DATA; else trained on texts)."""
+    from wikipairs.sentences import SentenceSplitter
+    return SentenceSplitter.for_language("en", texts)
+
+
+def build_reqa(squad: dict, splitter=None, source: str = "squad") -> ReqaData:
+    """Candidates and questions of a parsed SQuAD-format JSON object (see the module doc)."""
+    articles = squad.get("data") if isinstance(squad, dict) else None
+    if not isinstance(articles, list):
+        raise ReqaError(f"{source}: not SQuAD JSON (expected an object with a 'data' list)")
+    if splitter is None:
+        splitter = default_splitter(_contexts(articles))
+    cand = {k: [] for k in CANDIDATE_SCHEMA.names}
+    ques = {k: [] for k in QUESTION_SCHEMA.names}
+    index: dict[tuple[str, str], int] = {}
+    stats = {"articles": len(articles), "paragraphs": 0, "paragraphs_without_questions": 0,
+             "answers": 0, "answers_between_sentences": 0, "questions_without_answers": 0}
+    paragraph_id = -1
+    for a, article in enumerate(articles):
+        where = f"{source}: article {a}"
+        try:
+            title = str(article.get("title", ""))
+            paragraphs = article["paragraphs"]
+        except (KeyError, TypeError, AttributeError):
+            raise ReqaError(f"{where}: not SQuAD JSON (no 'paragraphs')") from None
+        for p, paragraph in enumerate(paragraphs):
+            paragraph_id += 1
+            stats["paragraphs"] += 1
+            try:
+                context = paragraph["context"]
+                qas = paragraph.get("qas") or []
+                if not isinstance(context, str) or not isinstance(qas, list):
+                    raise TypeError
+            except (KeyError, TypeError, AttributeError):
+                raise ReqaError(f"{where} paragraph {p}: not SQuAD JSON (no 'context' text "
+                                f"or 'qas' list)") from None
+            spans = [(s, e) for s, e in splitter.spans(context) if e > s]
+            if not qas or not spans:
+                stats["paragraphs_without_questions"] += 1
+                continue
+            starts, ends = [s for s, _ in spans], [e for _, e in spans]
+            ids = []
+            for s, e in spans:
+                key = (context[s:e], context)
+                cid = index.get(key)
+                if cid is None:
+                    cid = index[key] = len(cand["candidate_id"])
+                    for k, v in (("candidate_id", cid), ("sentence", key[0]),
+                                 ("passage", context), ("title", title),
+                                 ("paragraph_id", paragraph_id), ("start", s), ("end", e)):
+                        cand[k].append(v)
+                ids.append(cid)
+            for q, qa in enumerate(qas):
+                try:
+                    question, answers = qa["question"], qa.get("answers") or []
+                    qid = str(qa.get("id", f"{paragraph_id}-{q}"))
+                    golds, texts, offsets = [], [], []
+                    for answer in answers:
+                        start = int(answer["answer_start"])
+                        k, inside = sentence_index(starts, ends, start)
+                        stats["answers"] += 1
+                        stats["answers_between_sentences"] += not inside
+                        texts.append(str(answer.get("text", "")))
+                        offsets.append(start)
+                        if ids[k] not in golds:
+                            golds.append(ids[k])
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    raise ReqaError(f"{where} paragraph {p} question {q}: not SQuAD JSON "
+                                    f"(needs 'question' and answers with 'answer_start')") from None
+                if not golds:  # SQuAD 2.0 unanswerable questions: nothing to retrieve
+                    stats["questions_without_answers"] += 1
+                    continue
+                for k, v in (("question_id", qid), ("question", str(question)),
+                             ("gold_candidate_ids", golds), ("answers", texts),
+                             ("answer_starts", offsets), ("title", title),
+                             ("paragraph_id", paragraph_id)):
+                    ques[k].append(v)
+    data = ReqaData(cand, ques)
+    data.manifest = {"source": source, "splitter": getattr(splitter, "source", type(splitter).__name__),
+                     "counts": data.counts(), "stats": stats}
+    return data
+
+
+def _contexts(articles):
+    for article in articles:
+        for paragraph in (article.get("paragraphs") or []) if isinstance(article, dict) else ():
+            if isinstance(paragraph, dict) and isinstance(paragraph.get("context"), str):
+                yield paragraph["context"]
+
+
+# ---- the ReQA folder -------------------------------------------------------------------------
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_reqa(data: ReqaData, output: str, source_path: str | None = None) -> dict:
+    """Write candidates.parquet, questions.parquet and manifest.json (last) into `output`."""
+    os.makedirs(output, exist_ok=True)
+    manifest_path = os.path.join(output, MANIFEST_FILE)
+    if os.path.exists(manifest_path):
+        os.remove(manifest_path)
+    for name, columns, schema in ((CANDIDATES_FILE, data.candidates, CANDIDATE_SCHEMA),
+                                  (QUESTIONS_FILE, data.questions, QUESTION_SCHEMA)):
+        path = os.path.join(output, name)
+        pq.write_table(pa.Table.from_pydict(columns, schema=schema), path + ".tmp",
+                       compression="zstd")
+        os.replace(path + ".tmp", path)
+    manifest = dict(data.manifest)
+    manifest["counts"] = data.counts()
+    manifest["files"] = {name: {"rows": rows, "bytes": os.path.getsize(os.path.join(output, name))}
+                         for name, rows in ((CANDIDATES_FILE, data.num_candidates),
+                                            (QUESTIONS_FILE, data.num_questions))}
+    if source_path and os.path.isfile(source_path):
+        manifest["source_sha256"] = _sha256(source_path)
+    with open(manifest_path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+    os.replace(manifest_path + ".tmp", manifest_path)
+    data.manifest = manifest
+    return manifest
+
+
+def read_reqa(folder: str) -> ReqaData:
+    """What write_reqa wrote (manifest.json is written last: without it the folder is incomplete)."""
+    manifest_path = os.path.join(folder, MANIFEST_FILE)
+    if not os.path.isdir(folder):
+        raise ReqaError(f"{folder}: no such folder (make it with wikipairs reqa build)")
+    if not os.path.isfile(manifest_path):
+        raise ReqaError(f"{folder}: no {MANIFEST_FILE}: not a complete reqa build output")
+    try:
+        with open(manifest_path, encoding="utf-8") as f:
+            manifest = json.load(f)
+        tables = [pq.read_table(os.path.join(folder, name)).to_pydict()
+                  for name in (CANDIDATES_FILE, QUESTIONS_FILE)]
+    except (OSError, ValueError, pa.ArrowException) as e:
+        raise ReqaError(f"{folder}: cannot read the reqa build output ({type(e).__name__}: "
+                        f"{str(e).splitlines()[0] if str(e) else ''})") from None
+    for table, schema in zip(tables, (CANDIDATE_SCHEMA, QUESTION_SCHEMA)):
+        missing = [n for n in schema.names if n not in table]
+        if missing:
+            raise ReqaError(f"{folder}: columns missing: {', '.join(missing)}")
+    return ReqaData(tables[0], tables[1], manifest)
+
+
+# ---- splits ----------------------------------------------------------------------------------
+
+def split_questions(texts, train_percent: float, seed: int = 0,
+                    valid_percent: float = VALID_PERCENT) -> dict[str, str]:
+    """Distinct question text -> "train", "valid" or "test".
+
+    round(n * train_percent / 100) of the n distinct texts (those with the smallest seeded hash)
+    form the training part, the rest is "test"; round(that * valid_percent / 100) of the
+    training part (smallest second hash) is "valid". Depends only on the set of texts and seed."""
+    if not 0 < train_percent < 100:
+        raise ReqaError(f"train percent must be in (0, 100), got {train_percent}")
+    if not 0 <= valid_percent < 100:
+        raise ReqaError(f"valid percent must be in [0, 100), got {valid_percent}")
+    distinct = sorted(set(texts))
+    order = sorted(distinct, key=lambda t: (sample(seed, "reqa-split", t), t))
+    n_train = int(round(len(order) * train_percent / 100))
+    train = order[:n_train]
+    n_valid = int(round(n_train * valid_percent / 100))
+    valid = set(sorted(train, key=lambda t: (sample(seed, "reqa-valid", t), t))[:n_valid])
+    out = {t: "test" for t in order[n_train:]}
+    out.update({t: "valid" if t in valid else "train" for t in train})
+    return out
+
+
+def select_split(data: ReqaData, split: str, train_percent: float, seed: int = 0) -> ReqaData:
+    """The question rows of one split ("all": every row); candidates stay the full set."""
+    if split not in SPLITS:
+        raise ReqaError(f"unknown split {split!r} (expected one of {', '.join(SPLITS)})")
+    if split == "all":
+        return data
+    of = split_questions(data.questions["question"], train_percent, seed)
+    texts = data.questions["question"]
+    return data.select_questions(lambda i: of[texts[i]] == split)
+
+
+# ---- fine-tuning pairs -----------------------------------------------------------------------
+
+def finetune_rows(data: ReqaData, tokenizer, query_max: int = 64, doc_max: int = 288,
+                  lang: str = "en") -> list[dict]:
+    """One pair-schema row per (question row, gold candidate): query = question, doc_title =
+    the gold sentence, doc_text = its passage (the response's sentence in the title slot of
+    `[CLS] title [SEP] text [SEP]`), token ids from `tokenizer` (a wikipairs.vocab.Tokenizer)."""
+    from wikipairs.pair_shards import pair_row
+    from wikipairs.records import Pair
+
+    cand, ques = data.candidates, data.questions
+    rows = []
+    for i in range(data.num_questions):
+        for cid in ques["gold_candidate_ids"][i]:
+            pair = Pair(pair_id=stable_id(FINETUNE_TASK, ques["question_id"][i], int(cid)),
+                        task=FINETUNE_TASK, lang=lang, query=ques["question"][i],
+                        query_page_id=int(ques["paragraph_id"][i]), query_title=ques["title"][i],
+                        query_section=0, query_paragraph=0, query_sentence=0,
+                        doc_page_id=int(cand["paragraph_id"][cid]), doc_title=cand["sentence"][cid],
+                        doc_section=0, doc_passage=int(cid), doc_text=cand["passage"][cid])
+            rows.append(pair_row(pair, tokenizer.count_tokens, tokenizer, query_max, doc_max))
+    return rows
+
+
+def write_finetune_pairs(data: ReqaData, output: str, vocab: str, train_percent: float,
+                         seed: int = 0, formats=("parquet", "tfrecord"), query_max: int = 64,
+                         doc_max: int = 288) -> dict:
+    """Write the training part as pair shards OUTPUT/reqa/part-00000-of-00001.{parquet,tfrecord.gz}
+    (what `wikipairs train finetune --data OUTPUT` reads) and the validation part likewise under
+    OUTPUT/valid/reqa/; OUTPUT/split.json records the split. Returns that record."""
+    import shutil
+
+    from wikipairs.pair_shards import NOTES, write_shard
+    from wikipairs.vocab import Tokenizer
+
+    if not os.path.isfile(vocab):
+        raise ReqaError(f"{vocab}: no such file (a SentencePiece model from wikipairs vocab)")
+    tokenizer = Tokenizer(vocab)
+    of = split_questions(data.questions["question"], train_percent, seed)
+    counts = {s: sum(1 for v in of.values() if v == s) for s in ("train", "valid", "test")}
+    record = {"train_percent": train_percent, "valid_percent": VALID_PERCENT, "seed": seed,
+              "distinct_questions": counts, "task": FINETUNE_TASK, "vocab": os.path.abspath(vocab),
+              "source": data.manifest.get("source", ""), "pairs": {}}
+    texts = data.questions["question"]
+    for split, folder in (("train", output), ("valid", os.path.join(output, "valid"))):
+        part = data.select_questions(lambda i: of[texts[i]] == split)
+        rows = finetune_rows(part, tokenizer, query_max, doc_max)
+        note = write_shard(folder, FINETUNE_TASK, 0, 1, rows, tuple(formats), with_ids=True)
+        shutil.rmtree(os.path.join(folder, NOTES), ignore_errors=True)  # build-driver notes
+        record["pairs"][split] = {"pairs": note["pairs"], "questions": part.num_questions,
+                                  "files": [os.path.relpath(os.path.join(folder, f["path"]), output)
+                                            for f in note["files"]]}
+    with open(os.path.join(output, "split.json"), "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=2, sort_keys=True)
+    return record
+
+
+# ---- open-domain candidates (Chang et al. 4.4) -----------------------------------------------
+
+def shard_paths(pattern: str) -> list[str]:
+    """Parquet pair shards: a `wikipairs build` output folder (DIR/*/part-*.parquet, or
+    DIR/part-*.parquet), a single file, or a glob pattern."""
+    if os.path.isdir(pattern):
+        paths = sorted(glob.glob(os.path.join(pattern, "*", "part-*.parquet"))) or \
+            sorted(glob.glob(os.path.join(pattern, "part-*.parquet")))
+    elif any(c in pattern for c in "*?["):
+        paths = sorted(glob.glob(pattern))
+    else:
+        paths = [pattern] if os.path.isfile(pattern) else []
+    if not paths:
+        raise ReqaError(f"{pattern}: no Parquet pair shards found (expected a wikipairs build "
+                        f"output folder, a .parquet file or a glob pattern)")
+    return paths
+
+
+def add_extra_candidates(data: ReqaData, patterns, splitter=None) -> int:
+    """Add (sentence, passage) candidates from pair shards (Parquet: doc_title, doc_text): each
+    Punkt sentence of each distinct doc_text, with doc_text as its passage and doc_title as its
+    title, unless that pair is already a candidate. Returns how many were added."""
+    if splitter is None:
+        splitter = default_splitter()
+    cand = data.candidates
+    # new lists: the caller's candidates (maybe shared with other ReqaData) stay as they were
+    cand = data.candidates = {k: list(v) for k, v in cand.items()}
+    seen = set(zip(cand["sentence"], cand["passage"]))
+    passages: set[str] = set()
+    added = 0
+    for pattern in patterns:
+        for path in shard_paths(pattern):
+            try:
+                table = pq.read_table(path, columns=["doc_title", "doc_text"]).to_pydict()
+            except (OSError, ValueError, KeyError, pa.ArrowException) as e:
+                raise ReqaError(f"{path}: not a pair shard with doc_title and doc_text "
+                                f"({type(e).__name__})") from None
+            for title, text in zip(table["doc_title"], table["doc_text"]):
+                if not text or text in passages:
+                    continue
+                passages.add(text)
+                for s, e in splitter.spans(text):
+                    key = (text[s:e], text)
+                    if e <= s or key in seen:
+                        continue
+                    seen.add(key)
+                    cid = len(cand["candidate_id"])
+                    for k, v in (("candidate_id", cid), ("sentence", key[0]), ("passage", text),
+                                 ("title", title or ""), ("paragraph_id", -1), ("start", s),
+                                 ("end", e)):
+                        cand[k].append(v)
+                    added += 1
+    data.manifest = dict(data.manifest, extra_candidates=added)
+    return added
+
+
+__all__ = ["ReqaError", "ReqaData", "load_squad", "load_json_file", "build_reqa", "write_reqa",
+           "read_reqa", "split_questions", "select_split", "finetune_rows",
+           "write_finetune_pairs", "add_extra_candidates", "shard_paths", "sentence_index",
+           "default_splitter", "PAPER_TRAIN_PERCENTS", "SPLITS", "VALID_PERCENT",
+           "FINETUNE_TASK"]

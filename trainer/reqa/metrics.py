@@ -1,0 +1,168 @@
+"""Recall@k and MRR for ReQA, under two named protocols.
+
+- "paper" (Chang et al., Section 4): one query per question row (a SQuAD question id); it is
+  answered at rank r if one of its gold (sentence, passage) candidates is at rank r; any other
+  candidate, even with the same sentence text, is wrong.
+- "reqa" (ReQA's official squad_eval.py): one query per DISTINCT question text (a question asked
+  twice, e.g. of two paragraphs or with different answers, counts once, with the union of its
+  golds); any candidate whose sentence text equals a gold sentence text is correct.
+
+Ranks are exact, over all candidates (not only a top-k list), with ties counted as ReQA counts
+them (scipy's rankdata "average", which squad_eval.py applies to the negated scores): a
+candidate with score s has rank #(scores > s) + (#(scores == s) + 1) / 2, and a query's rank is
+that of its best-scored correct candidate. So a gold candidate tied with 9 others at the top has
+rank 5.5 (in R@10, not in R@5), and a query whose golds all score 0 under BM25 with thousands of
+zero scores gets a rank in the thousands. Recall@k is the share of queries with rank <= k; MRR
+the mean of 1/rank.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+RECALL_KS = (1, 5, 10, 50, 100)
+PROTOCOLS = ("paper", "reqa")
+PROTOCOL_NOTES = {
+    "paper": "one query per question id; correct = a gold (sentence, passage) candidate",
+    "reqa": "one query per distinct question text; correct = any candidate whose sentence text "
+            "equals a gold sentence (ReQA squad_eval.py)",
+}
+
+
+@dataclass
+class Protocol:
+    """Queries of one protocol: the row of the score matrix each reads (`text_index`, into
+    EvalSet.texts) and each query's correct candidate indices (`gold`)."""
+
+    name: str
+    text_index: np.ndarray  # int64 [queries]
+    gold: list[np.ndarray]  # int64 arrays of candidate indices
+
+
+@dataclass
+class EvalSet:
+    """The distinct question texts to score (rows of the score matrix, in this order) and the
+    queries of each protocol."""
+
+    texts: list[str]
+    protocols: dict[str, Protocol]
+    num_candidates: int
+
+    @classmethod
+    def from_data(cls, data) -> "EvalSet":
+        """From a ReqaData (wikipairs.trainer.reqa.data): its question rows and candidates."""
+        ques, cand = data.questions, data.candidates
+        return cls.build(ques["question"], ques["gold_candidate_ids"], cand["sentence"])
+
+    @classmethod
+    def build(cls, questions: list[str], gold_ids: list[list[int]],
+              sentences: list[str]) -> "EvalSet":
+        """questions[i] with gold candidate ids gold_ids[i] (rows); sentences: candidate texts."""
+        texts, row_of = [], {}
+        for q in questions:
+            if q not in row_of:
+                row_of[q] = len(texts)
+                texts.append(q)
+        paper = Protocol("paper", np.array([row_of[q] for q in questions], dtype=np.int64),
+                         [np.unique(np.asarray(g, dtype=np.int64)) for g in gold_ids])
+        by_sentence: dict[str, list[int]] = {}
+        for j, s in enumerate(sentences):
+            by_sentence.setdefault(s, []).append(j)
+        gold_sentences: list[set[str]] = [set() for _ in texts]
+        for q, golds in zip(questions, gold_ids):
+            gold_sentences[row_of[q]].update(sentences[int(g)] for g in golds)
+        reqa = Protocol("reqa", np.arange(len(texts), dtype=np.int64),
+                        [np.unique(np.array([j for s in golds for j in by_sentence[s]],
+                                            dtype=np.int64)) for golds in gold_sentences])
+        for protocol in (paper, reqa):
+            bad = [g for g in protocol.gold if g.size and (g.min() < 0 or g.max() >= len(sentences))]
+            if bad or any(g.size == 0 for g in protocol.gold):
+                raise ValueError("every query needs gold candidate ids in range")
+        return cls(texts, {"paper": paper, "reqa": reqa}, len(sentences))
+
+
+def gold_ranks(scores: np.ndarray, golds: list[np.ndarray]) -> np.ndarray:
+    """Rank (1 = best, ties averaged) of the best-scored gold candidate of each row:
+    scores float [n, candidates], golds[i] the correct candidate indices of row i."""
+    scores = np.asarray(scores)
+    best = np.array([scores[i, g].max() for i, g in enumerate(golds)], dtype=scores.dtype)
+    greater = (scores > best[:, None]).sum(axis=1)
+    equal = (scores == best[:, None]).sum(axis=1)
+    return greater + (equal + 1) / 2.0
+
+
+class RankCollector:
+    """Collects exact ranks for every protocol from score chunks (rows start..start+n of the
+    matrix [len(eval_set.texts), num_candidates]), so the full matrix never exists at once."""
+
+    def __init__(self, eval_set: EvalSet):
+        self.eval_set = eval_set
+        self.ranks = {name: np.full(len(p.text_index), np.nan)
+                      for name, p in eval_set.protocols.items()}
+        self._order = {name: np.argsort(p.text_index, kind="stable")
+                       for name, p in eval_set.protocols.items()}
+        self._sorted = {name: p.text_index[self._order[name]]
+                        for name, p in eval_set.protocols.items()}
+
+    def add(self, start: int, scores: np.ndarray) -> None:
+        scores = np.asarray(scores)
+        if scores.ndim != 2 or scores.shape[1] != self.eval_set.num_candidates:
+            raise ValueError(f"expected scores [n, {self.eval_set.num_candidates}], "
+                             f"got {scores.shape}")
+        stop = start + scores.shape[0]
+        for name, protocol in self.eval_set.protocols.items():
+            lo, hi = np.searchsorted(self._sorted[name], [start, stop])
+            queries = self._order[name][lo:hi]
+            if queries.size == 0:
+                continue
+            rows = scores[protocol.text_index[queries] - start]
+            self.ranks[name][queries] = gold_ranks(rows, [protocol.gold[q] for q in queries])
+
+    def results(self, ks=RECALL_KS) -> dict:
+        out = {}
+        for name, ranks in self.ranks.items():
+            if np.isnan(ranks).any():
+                raise ValueError(f"{name}: {int(np.isnan(ranks).sum())} queries were not scored")
+            out[name] = summarize(ranks, ks)
+        return out
+
+
+def summarize(ranks: np.ndarray, ks=RECALL_KS) -> dict:
+    """{"queries": n, "R@k": share with rank <= k, ..., "MRR": mean 1/rank} (fractions)."""
+    ranks = np.asarray(ranks, dtype=np.float64)
+    out = {"queries": int(ranks.size)}
+    for k in ks:
+        out[f"R@{k}"] = float((ranks <= k).mean()) if ranks.size else 0.0
+    out["MRR"] = float((1.0 / ranks).mean()) if ranks.size else 0.0
+    return out
+
+
+def evaluate_chunks(eval_set: EvalSet, chunks: Iterable[tuple[int, np.ndarray]],
+                    ks=RECALL_KS) -> dict:
+    """Metrics of both protocols from (start row, scores [n, candidates]) chunks covering every
+    row of eval_set.texts."""
+    collector = RankCollector(eval_set)
+    for start, scores in chunks:
+        collector.add(start, scores)
+    return collector.results(ks)
+
+
+def evaluate_scores(eval_set: EvalSet, scores: np.ndarray, ks=RECALL_KS) -> dict:
+    """Metrics of both protocols from a full score matrix [len(eval_set.texts), candidates]."""
+    return evaluate_chunks(eval_set, [(0, scores)], ks)
+
+
+def format_table(results: dict, ks=RECALL_KS) -> str:
+    """The paper's table: one line per protocol, R@k and MRR in percent."""
+    head = f"{'protocol':<10}{'queries':>9}" + "".join(f"{f'R@{k}':>8}" for k in ks) + f"{'MRR':>8}"
+    lines = [head]
+    for name, r in results.items():
+        lines.append(f"{name:<10}{r['queries']:>9,}" + "".join(f"{100 * r[f'R@{k}']:>8.2f}" for k in ks)
+                     + f"{100 * r['MRR']:>8.2f}")
+    return "\n".join(lines)
+
+
+__all__ = ["RECALL_KS", "PROTOCOLS", "PROTOCOL_NOTES", "Protocol", "EvalSet", "gold_ranks",
+           "RankCollector", "summarize", "evaluate_chunks", "evaluate_scores", "format_table"]

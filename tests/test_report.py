@@ -11,7 +11,7 @@ from conftest import assert_one_line_error, describe, run_cli
 @pytest.fixture(scope="module")
 def sample_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("report") / "build"
-    result = run_cli("build", "-o", out, "--workers", "1")
+    result = run_cli("build", "-o", out, "--workers", "1", "--progress")
     assert result.returncode == 0, describe(result)
     return out, result
 

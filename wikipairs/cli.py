@@ -188,11 +188,14 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 @click.option("--lang", default=None, help="Language code, overriding the dump's siteinfo.")
 @click.option("--allow-truncated", is_flag=True)
 @click.option("--keep-tables", is_flag=True)
-@click.option("--quiet", "-q", is_flag=True)
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress lines on stderr (default: when stderr is a terminal).")
 @click.pass_context
 def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_docs_per_page,
           doc_max_tokens, query_max_tokens, min_query_tokens, ict_keep_rate, num_shards,
-          streams_per_split, parts_per_file, workers, runner, dry_run, namespaces, lang, allow_truncated, keep_tables, quiet):
+          streams_per_split, parts_per_file, workers, runner, dry_run, namespaces, lang,
+          allow_truncated, keep_tables, quiet, progress):
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
 
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
@@ -217,7 +220,8 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
                          wlp_docs_per_page=wlp_docs_per_page),
         parse=parse_config, num_shards=num_shards, streams_per_split=streams_per_split,
         parts_per_file=parts_per_file, runner=runner, workers=workers,
-        dry_run=dry_run, beam_args=list(ctx.args), quiet=quiet, command=sys.argv[:],
+        dry_run=dry_run, beam_args=list(ctx.args), command=sys.argv[:],
+        quiet=quiet or not (progress if progress is not None else sys.stderr.isatty()),
         log_to_file=not (ctx.obj or {}).get("debug"))
     stats = run_build(config)
     if dry_run:

@@ -313,6 +313,11 @@ def verify(folder):
     click.echo(f"ok: {checked} files match {os.path.join(folder, 'manifest.json')}")
 
 
+from .download import download_command  # noqa: E402  (requests/tqdm load only when it runs)
+
+main.add_command(download_command)
+
+
 def _register_optional_commands() -> None:
     """Commands whose modules need the train extra (TensorFlow/Keras, bm25s) are added when
     their modules import, so `wikipairs build` works where only the core is installed."""

@@ -1,0 +1,307 @@
+"""Benchmark: two-tower training throughput (examples/s) and model FLOPs utilization (MFU).
+
+    .venv/bin/python benchmarks/train_throughput.py --config tiny --backend jax
+    .venv/bin/python benchmarks/train_throughput.py --config base --batch 8 --steps 3 --json
+    KERAS_BACKEND=jax python benchmarks/train_throughput.py --config base --bf16 --batch 256 --steps 50
+
+The backend is --backend, else $KERAS_BACKEND, else tensorflow; KERAS_BACKEND is set before
+keras is imported. With jax nothing from TensorFlow is imported (only jax, keras and numpy are
+needed; `--no-tensorflow` makes `import tensorflow` fail to prove it), and the trainer is imported
+as `wikipairs.trainer` when installed, else from this checkout's `trainer/`.
+
+What it runs: `TwoTower(--config)` compiled with AdamW, trained by `model.fit` on one synthetic
+batch repeated (int32 ids, [CLS] ... [SEP], no padding, the static shapes [batch, Lq] and
+[batch, Ld]; a tf.data `from_tensors(...).repeat()` on tensorflow, a Python generator on jax).
+`--warmup` steps (one `fit` call: tracing/compilation) come first, then one `fit` call of
+`--steps` steps is timed, wall clock, including the final device sync when fit returns its logs.
+`--bf16` sets `keras.mixed_precision.set_global_policy("mixed_bfloat16")` before the model is
+built (float32 variables, bfloat16 compute).
+
+FLOPs per training example (forward + backward, matmuls only; the PaLM / Chinchilla convention):
+
+    transformer:  sum over the two towers t (query: L = Lq, doc: L = Ld) of
+                      6 * N_t * L                  N_t: the tower's non-embedding encoder
+                                                   parameters (attention, feed-forward, norms;
+                                                   not the token / position embeddings)
+                    + 12 * layers * hidden * L^2   attention scores and weighted values
+                    + 6 * P_t                      the [CLS] projection (P_t parameters), once
+                  + 6 * B * D                      the in-batch score matrix (2*B*B*D forward,
+                                                   x3 with backward, / B examples)
+    bow:          sum over the towers of 6 * P_mlp_t (the two tanh layers on the pooled
+                  embedding) + 6 * B * D; embedding look-ups and mean pooling count 0.
+
+MFU = FLOPs per example x examples/s / peak. Peak (dense TFLOPS, per device): --peak-tflops, else
+a table by device kind for bf16 (--bf16) or TF32 (float32 matmuls run as TF32 by default on
+JAX/XLA and TensorFlow GPUs): H100 SXM / H200 989 / 495, H100 PCIe 756 / 378, A100 312 / 156.
+On a CPU nothing is measured: MFU is n/a unless --peak-tflops is given.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = ("tiny", "small", "base", "bow")
+BACKENDS = ("tensorflow", "jax")
+NO_TF_MODULES = ("tensorflow", "tensorflow_text", "tf_keras", "tensorboard")
+
+# device kind substring (lower case) -> (bf16 dense TFLOPS, TF32 dense TFLOPS); first match wins
+PEAK_TFLOPS = (
+    ("h100 pcie", (756.0, 378.0)),
+    ("h100", (989.4, 494.7)),   # H100 SXM5 (also "H100 80GB HBM3")
+    ("h200", (989.4, 494.7)),
+    ("gh200", (989.4, 494.7)),
+    ("a100", (312.0, 156.0)),
+)
+FORMULA = ("FLOPs/example = sum_towers[6*N_nonemb*L + 12*layers*hidden*L^2 + 6*P_proj] "
+           "+ 6*B*D (in-batch scores)")
+BOW_FORMULA = "FLOPs/example = sum_towers[6*P_mlp] + 6*B*D (in-batch scores)"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", choices=CONFIGS, default="tiny")
+    p.add_argument("--backend", choices=BACKENDS, default=None,
+                   help="Keras backend (default: $KERAS_BACKEND, else tensorflow)")
+    p.add_argument("--batch", type=int, default=32, help="global batch size (default 32)")
+    p.add_argument("--steps", type=int, default=20, help="timed training steps (default 20)")
+    p.add_argument("--warmup", type=int, default=2,
+                   help="untimed steps first, compilation included (default 2)")
+    p.add_argument("--bf16", action="store_true", help="mixed_bfloat16 policy")
+    p.add_argument("--peak-tflops", type=float, default=None,
+                   help="peak dense TFLOPS of the device for MFU (default: table by device kind)")
+    p.add_argument("--vocab-size", type=int, default=32000)
+    p.add_argument("--query-len", type=int, default=None, help="Lq (default: config, 64)")
+    p.add_argument("--doc-len", type=int, default=None, help="Ld (default: config, 288)")
+    p.add_argument("--jit", choices=("auto", "on", "off"), default="auto",
+                   help="model.compile(jit_compile=...) (default auto: XLA where Keras can)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
+                   help="also write the result as JSON to PATH (no PATH: to stdout)")
+    p.add_argument("--no-tensorflow", action="store_true",
+                   help="make `import tensorflow` fail (proves the jax path needs no TF)")
+    args = p.parse_args(argv)
+    if args.batch < 1 or args.steps < 1 or args.warmup < 1:
+        p.error("--batch, --steps and --warmup must be >= 1")
+    return args
+
+
+def import_trainer():
+    """(TwoTower, ModelConfig, where): the installed wikipairs.trainer, else this checkout's."""
+    try:
+        from wikipairs.trainer.configs import ModelConfig
+        from wikipairs.trainer.model import TwoTower
+    except ImportError:
+        sys.path.insert(0, str(REPO))
+        from trainer.configs import ModelConfig
+        from trainer.model import TwoTower
+    module = TwoTower.__module__
+    return TwoTower, ModelConfig, f"{module} ({sys.modules[module].__file__})"
+
+
+def flops_per_example(model, batch: int, lq: int, ld: int) -> dict:
+    """Training FLOPs per example by the module docstring's formula, with its terms."""
+    import numpy as np
+
+    c = model.config
+
+    def count(weights) -> int:
+        return int(sum(np.prod(w.shape) for w in weights))
+
+    terms = {}
+    towers = (("query", model.query_tower, lq), ("doc", model.doc_tower, ld))
+    for name, tower, length in towers:
+        if c.encoder == "transformer":
+            enc = tower.encoder
+            embeddings = count(enc.token_embedding.weights) + count([enc.position_embeddings])
+            n_nonemb = count(enc.weights) - embeddings
+            proj = count(tower.projection.weights)
+            terms[f"{name}_dense"] = 6 * n_nonemb * length
+            terms[f"{name}_attention"] = 12 * c.num_layers * c.hidden_size * length ** 2
+            terms[f"{name}_projection"] = 6 * proj
+            terms[f"{name}_nonembedding_params"] = n_nonemb
+        else:
+            enc = tower.encoder
+            mlp = count(enc.hidden.weights) + count(enc.output_layer.weights)
+            terms[f"{name}_mlp"] = 6 * mlp
+            terms[f"{name}_mlp_params"] = mlp
+    terms["in_batch_scores"] = 6 * batch * c.embedding_dim
+    total = sum(v for k, v in terms.items() if not k.endswith("_params"))
+    return {"total": total, "terms": terms,
+            "formula": FORMULA if c.encoder == "transformer" else BOW_FORMULA}
+
+
+def device_info(backend: str) -> dict:
+    """{"platform": "gpu"|"cpu"|..., "kind": device name, "count": devices used}."""
+    if backend == "jax":
+        import jax
+
+        devices = jax.devices()
+        return {"platform": devices[0].platform, "kind": devices[0].device_kind,
+                "count": len(devices)}
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        details = tf.config.experimental.get_device_details(gpus[0])
+        return {"platform": "gpu", "kind": details.get("device_name", "GPU"), "count": 1}
+    return {"platform": "cpu", "kind": platform.processor() or platform.machine(), "count": 1}
+
+
+def peak_tflops(device: dict, bf16: bool, override: float | None):
+    """(peak TFLOPS for the devices used, where it came from) or (None, why not)."""
+    if override is not None:
+        return override * device["count"], "--peak-tflops"
+    if device["platform"] != "gpu":
+        return None, f"no peak known for {device['platform']}; pass --peak-tflops"
+    kind = device["kind"].lower()
+    for key, (bf16_peak, tf32_peak) in PEAK_TFLOPS:
+        if key in kind:
+            peak = bf16_peak if bf16 else tf32_peak
+            return peak * device["count"], f"table: {key} {'bf16' if bf16 else 'tf32'} dense"
+    return None, f"no peak known for {device['kind']!r}; pass --peak-tflops"
+
+
+def _load_average():
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def synthetic_batch(batch: int, lq: int, ld: int, vocab_size: int, seed: int) -> dict:
+    """int32 ids [CLS] random pieces [SEP], every position a real token (no padding)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+
+    def ids(length):
+        x = rng.integers(5, vocab_size, (batch, length), dtype=np.int32)
+        x[:, 0], x[:, -1] = 1, 2
+        return x
+
+    return {"query_ids": ids(lq), "doc_ids": ids(ld)}
+
+
+def dataset(backend: str, batch: dict):
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.data.Dataset.from_tensors(batch).repeat()
+
+    def forever():
+        while True:
+            yield (batch,)  # (inputs,): no targets, TwoTower.compute_loss needs none
+
+    return forever()
+
+
+def run(args) -> dict:
+    backend = args.backend or os.environ.get("KERAS_BACKEND") or "tensorflow"
+    if backend not in BACKENDS:
+        raise SystemExit(f"train_throughput: unknown backend {backend!r} ({', '.join(BACKENDS)})")
+    os.environ["KERAS_BACKEND"] = backend
+    if args.no_tensorflow:
+        if backend == "tensorflow":
+            raise SystemExit("train_throughput: --no-tensorflow needs --backend jax")
+        for name in NO_TF_MODULES:
+            sys.modules[name] = None  # `import tensorflow` now raises ImportError
+    import keras
+    import numpy as np
+
+    if keras.backend.backend() != backend:
+        raise SystemExit(f"train_throughput: keras runs {keras.backend.backend()!r}, not "
+                         f"{backend!r} (keras was imported before KERAS_BACKEND was set)")
+    if args.bf16:
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    if backend == "tensorflow":
+        keras.utils.set_random_seed(args.seed)
+    else:  # keras.utils.set_random_seed would import TensorFlow when it is installed
+        np.random.seed(args.seed)
+    TwoTower, ModelConfig, trainer_file = import_trainer()
+    overrides = {"vocab_size": args.vocab_size}
+    if args.query_len:
+        overrides["max_query_len"] = args.query_len
+    if args.doc_len:
+        overrides["max_doc_len"] = args.doc_len
+    config = ModelConfig.from_name(args.config, **overrides)
+    lq, ld = config.max_query_len, config.max_doc_len
+
+    model = TwoTower(config)
+    model.build()
+    jit = {"auto": "auto", "on": True, "off": False}[args.jit]
+    model.compile(optimizer=keras.optimizers.AdamW(1e-4), jit_compile=jit)
+    batch = synthetic_batch(args.batch, lq, ld, config.vocab_size, args.seed)
+    data = dataset(backend, batch)
+
+    start = time.perf_counter()
+    model.fit(data, steps_per_epoch=args.warmup, epochs=1, verbose=0, shuffle=False)
+    warmup_s = time.perf_counter() - start
+    start, cpu = time.perf_counter(), time.process_time()
+    history = model.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=0, shuffle=False)
+    loss = float(history.history["loss"][-1])  # fit has synced the device by now
+    elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+
+    flops = flops_per_example(model, args.batch, lq, ld)
+    device = device_info(backend)
+    peak, peak_source = peak_tflops(device, args.bf16, args.peak_tflops)
+    examples_per_s = args.batch * args.steps / elapsed
+    achieved = flops["total"] * examples_per_s / 1e12
+    tf_loaded = sys.modules.get("tensorflow") is not None
+    return {
+        "config": args.config, "backend": backend, "keras": keras.__version__,
+        "policy": keras.mixed_precision.global_policy().name,
+        "jit_compile": args.jit, "batch": args.batch, "query_len": lq, "doc_len": ld,
+        "vocab_size": config.vocab_size, "steps": args.steps, "warmup_steps": args.warmup,
+        "parameters": int(model.count_params()),
+        "device": device, "warmup_s": round(warmup_s, 3), "timed_s": round(elapsed, 3),
+        "timed_cpu_s": round(cpu, 3), "load_average": _load_average(),
+        "step_s": round(elapsed / args.steps, 5),
+        "examples_per_s": round(examples_per_s, 2),
+        "gflops_per_example": round(flops["total"] / 1e9, 4), "flops_terms": flops["terms"],
+        "formula": flops["formula"], "achieved_tflops": round(achieved, 4),
+        "peak_tflops": peak, "peak_source": peak_source,
+        "mfu": None if peak is None else round(achieved / peak, 5),
+        "final_loss": round(loss, 4), "tensorflow_imported": tf_loaded,
+        "trainer": trainer_file, "python": platform.python_version(),
+    }
+
+
+def _rate(tflops: float) -> str:
+    return f"{tflops:.1f} TFLOP/s" if tflops >= 1 else f"{1000 * tflops:.1f} GFLOP/s"
+
+
+def summary(r: dict) -> str:
+    mfu = "n/a" if r["mfu"] is None else f"{100 * r['mfu']:.1f}%"
+    return (f"train_throughput {r['config']} {r['backend']} {r['policy']} on "
+            f"{r['device']['platform']}:{r['device']['kind']} batch {r['batch']} "
+            f"Lq/Ld {r['query_len']}/{r['doc_len']}: {r['examples_per_s']:,.1f} examples/s "
+            f"({1000 * r['step_s']:.1f} ms/step, {r['steps']} steps, warm-up "
+            f"{r['warmup_s']:.1f} s), {r['gflops_per_example']:.3f} GFLOP/example, "
+            f"{_rate(r['achieved_tflops'])}, MFU {mfu} "
+            f"(peak {r['peak_tflops'] if r['peak_tflops'] is not None else 'n/a'} TFLOPS: "
+            f"{r['peak_source']})")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    result = run(args)
+    print(summary(result))
+    print(f"  {result['formula']}")
+    if args.json == "-":
+        print(json.dumps(result, sort_keys=True))
+    elif args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

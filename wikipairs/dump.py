@@ -17,6 +17,9 @@ import io
 import lzma
 import os
 import re
+import shutil
+import tempfile
+import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from xml.etree.ElementTree import ParseError
@@ -86,15 +89,96 @@ class _EofTracker(io.RawIOBase):
         return len(data)
 
 
+# A copy of the decompressed XML kept by the first pass so that the second does not decompress
+# again (bz2 decompression costs as much CPU as parsing): at most this many bytes per file
+# (WIKIPAIRS_COPY_MAX_BYTES, 0 to never keep one), and never leaving less than _COPY_MIN_FREE
+# bytes free on the temporary folder's disk. A larger file is decompressed twice.
+COPY_MAX_BYTES = int(os.environ.get("WIKIPAIRS_COPY_MAX_BYTES", 4 << 30))
+_COPY_MIN_FREE = 2 << 30
+
+
+class DecompressedCopy:
+    """The decompressed bytes of a compressed dump file, in an anonymous temporary file, written
+    while a first pass reads the file; `complete` once that pass read to the end. `cut`: whether
+    the compressed data stopped before its end marker (a truncated download)."""
+
+    def __init__(self, max_bytes: int | None = None):
+        max_bytes = COPY_MAX_BYTES if max_bytes is None else max_bytes
+        self.max_bytes, self.size = max_bytes, 0
+        self.complete = self.cut = self.abandoned = False
+        self._file = None if max_bytes <= 0 else tempfile.TemporaryFile(prefix="wikipairs-")
+        self._lock = threading.Lock()
+        if self._file is None:
+            self.abandoned = True
+
+    def write(self, data) -> None:
+        """Append decompressed bytes (called by the read-ahead thread)."""
+        with self._lock:
+            if self.abandoned:
+                return
+            self.size += len(data)
+            if self.size > self.max_bytes or (
+                    self.size % (64 << 20) < len(data) and not self._room()):
+                self.discard()
+                return
+            self._file.write(data)
+
+    def _room(self) -> bool:
+        try:
+            return shutil.disk_usage(tempfile.gettempdir()).free > _COPY_MIN_FREE
+        except OSError:
+            return False
+
+    def finish(self, cut: bool) -> None:
+        """The reader met the end of the decompressed data: the copy is whole."""
+        with self._lock:
+            if not self.abandoned:
+                self.complete, self.cut = True, cut
+
+    def open(self) -> "_CopyReader | None":
+        """A stream reading the copy from its start (for the second pass), or None."""
+        with self._lock:
+            if not self.complete or self.abandoned:
+                return None
+            self._file.flush()
+            self._file.seek(0)
+            return _CopyReader(self)
+
+    def discard(self) -> None:
+        self.abandoned, self.complete = True, False
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class _CopyReader(io.RawIOBase):
+    """Reads a DecompressedCopy; like _StopAtCut it reports `cut` for a truncated download."""
+
+    def __init__(self, copy: DecompressedCopy):
+        self.copy, self.cut = copy, copy.cut
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self.copy._file.readinto(buffer)
+
+    def close(self):
+        if not self.closed:
+            self.copy.discard()  # read once: the disk space is given back
+        super().close()
+
+
 class _StopAtCut(io.RawIOBase):
     """A decompressed stream that ends, instead of raising EOFError, where the compressed data of a
     cut download stops before its end marker; `cut` records that it happened.
 
     It reads with `read1`: `read(n)` of a BZ2File/GzipFile/LZMAFile drops the data it decompressed
-    in the same call when it then meets the cut, which would lose the last complete pages."""
+    in the same call when it then meets the cut, which would lose the last complete pages.
+    With a `copy`, what it gives is also written there (see DecompressedCopy)."""
 
-    def __init__(self, stream):
-        self.stream, self.cut = stream, False
+    def __init__(self, stream, copy: DecompressedCopy | None = None):
+        self.stream, self.cut, self.copy = stream, False, copy
 
     def readable(self):
         return True
@@ -111,6 +195,11 @@ class _StopAtCut(io.RawIOBase):
                 break
             view[filled:filled + len(data)] = data
             filled += len(data)
+        if self.copy is not None:
+            if filled:
+                self.copy.write(view[:filled])
+            elif len(view):
+                self.copy.finish(self.cut)
         return filled
 
     def close(self):
@@ -118,21 +207,33 @@ class _StopAtCut(io.RawIOBase):
         super().close()
 
 
-def _open_binary(path: str):
+def _is_compressed(path: str) -> bool:
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    return any(magic.startswith(prefix) for prefix, _ in _MAGIC)
+
+
+def _open_binary(path: str, copy: DecompressedCopy | None = None):
     with open(path, "rb") as f:
         magic = f.read(6)
     for prefix, opener in _MAGIC:
         if magic.startswith(prefix):
-            return _StopAtCut(opener(path, "rb"))
+            return _StopAtCut(opener(path, "rb"), copy)
     return open(path, "rb")
 
 
-def _decoded_stream(path: str) -> tuple[io.RawIOBase, "_StopAtCut | None"]:
+def _decoded_stream(path: str, copy: DecompressedCopy | None = None,
+                    replay: "_CopyReader | None" = None) -> tuple[io.RawIOBase, object]:
     """A binary UTF-8 stream of the file's XML, whatever its compression or UTF-16 BOM, and the
-    decompressor (None for a plain file), which tells whether the compressed data was cut."""
-    stream = _open_binary(path)
-    decompressor = stream if isinstance(stream, _StopAtCut) else None
-    if decompressor is not None:  # compressed: decompress on another core
+    decompressor (None for a plain file), which tells whether the compressed data was cut.
+    `copy`: keep the decompressed bytes there; `replay`: read them from such a copy instead."""
+    if replay is not None:
+        stream = decompressor = replay
+        stream = io.BufferedReader(stream, 1 << 16)
+    else:
+        stream = _open_binary(path, copy)
+        decompressor = stream if isinstance(stream, _StopAtCut) else None
+    if decompressor is not None and replay is None:  # compressed: decompress on another core
         stream = io.BufferedReader(ReadAhead(stream), 1 << 16)
     head = stream.peek(4)[:4]
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
@@ -176,11 +277,17 @@ def _language(dbname: str, base: str, xml_lang: str) -> str:
 
 
 class DumpFile:
-    """One dump file: its siteinfo (read on opening) and a stream of its pages."""
+    """One dump file: its siteinfo (read on opening) and a stream of its pages.
 
-    def __init__(self, path: str, lang: str | None = None):
+    With `keep_copy`, a compressed file's decompressed XML is kept while its pages are read (see
+    DecompressedCopy), and `reopen()` reads the pages again from that copy."""
+
+    def __init__(self, path: str, lang: str | None = None, keep_copy: bool = False,
+                 _replay: "_CopyReader | None" = None):
         self.path = path
+        self.lang = lang
         self._pages_before = 0
+        self._copy = None
         try:
             size = os.path.getsize(path)
         except OSError as e:
@@ -191,7 +298,9 @@ class DumpFile:
         self._cut_in_header = False  # the file ends before its first page: no pages at all
         try:
             with self._errors_as_dump_errors(Counter(), allow_truncated=False):
-                self._eof = _EofTracker(*_decoded_stream(path))
+                if keep_copy and _replay is None and COPY_MAX_BYTES > 0 and _is_compressed(path):
+                    self._copy = DecompressedCopy()
+                self._eof = _EofTracker(*_decoded_stream(path, self._copy, _replay))
                 self._stream = io.BufferedReader(self._eof, _HEAD_BYTES)
                 head = self._stream.peek(_HEAD_BYTES)[:_HEAD_BYTES]
                 xml = self._with_siteinfo(head)
@@ -207,6 +316,17 @@ class DumpFile:
         text_head = head.decode("utf-8", "replace")
         self.site = self._site_info(self._dump.site_info, text_head, lang)
         self.titles = TitleParser(self.site)
+
+    def reopen(self) -> "DumpFile":
+        """The same file opened again for another pass; from the decompressed copy when this one
+        kept a complete copy and its pages were all read, else from the file."""
+        replay = None
+        if self._copy is not None:
+            replay = self._copy.open() if self._eof.eof else None
+            if replay is None:
+                self._copy.discard()
+            self._copy = None
+        return DumpFile(self.path, lang=self.lang, _replay=replay)
 
     def _with_siteinfo(self, head: bytes):
         """The XML stream, with an empty <siteinfo> added where the file has none (mwxml needs it)."""

@@ -96,15 +96,17 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
     counts = counts if counts is not None else Counter()
     info = info if info is not None else {}
     paths = expand_inputs(config.inputs)
-    dumps = [DumpFile(p, lang=config.lang) for p in paths]
+    # Pass 1 keeps each compressed file's decompressed XML (on disk, within limits: see
+    # dump.DecompressedCopy) so that pass 2 need not decompress it again.
+    dumps = [DumpFile(p, lang=config.lang, keep_copy=True) for p in paths]
     site = dumps[0].site
     need_text = SentenceSplitter.installed_model(site.lang) is None
     redirects, texts = read_redirects_and_training_text(dumps, need_text, Counter(),
                                                         config.allow_truncated)
     splitter = SentenceSplitter.for_language(site.lang, texts)
     info.update(redirects=redirects, lang=site.lang, sentence_splitter=splitter.source)
-    for path in paths:  # reopen: pass 2
-        dump = DumpFile(path, lang=config.lang)
+    for first in dumps:  # reopen: pass 2
+        dump = first.reopen()
         cleaner = Cleaner(dump.titles, splitter, ParseOptions(keep_tables=config.keep_tables),
                           resolve=redirects.resolve)
         for page in dump.pages(counts, config.allow_truncated):

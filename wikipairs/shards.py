@@ -38,10 +38,19 @@ class ParquetShards:
     `close()`, which returns [(path, rows)]. Shards of an earlier run in the folder are
     removed first."""
 
+    # Rows are buffered as Python objects until a row group is written: at most `row_group`
+    # rows, and about `buffer_bytes` of Arrow data (the size of a row is learnt from the row
+    # groups written, the first of which holds `_FIRST_GROUP` rows). Article rows are large
+    # (~50 kB), so 1,000 of them as Python objects took hundreds of MB.
+    _FIRST_GROUP = 32
+
     def __init__(self, folder: str, schema: pa.Schema, rows_per_shard: int = 50_000,
-                 row_group: int = 1_000):
+                 row_group: int = 1_000, buffer_bytes: int = 16 << 20):
         self.folder, self.schema = folder, schema
         self.rows_per_shard, self.row_group = rows_per_shard, row_group
+        self.buffer_bytes = buffer_bytes
+        self._group = min(row_group, self._FIRST_GROUP)  # rows to buffer before writing
+        self._rows_written = self._bytes_written = 0
         os.makedirs(folder, exist_ok=True)
         # Shards of an earlier run (maybe more of them) must not mix with this run's.
         for name in os.listdir(folder):
@@ -54,7 +63,7 @@ class ParquetShards:
 
     def write(self, row: dict) -> None:
         self._buffer.append(row)
-        if len(self._buffer) >= self.row_group:
+        if len(self._buffer) >= self._group:
             self._flush()
 
     def _flush(self) -> None:
@@ -66,8 +75,14 @@ class ParquetShards:
                 self._rows_in_shard = 0
             room = self.rows_per_shard - self._rows_in_shard
             rows, self._buffer = self._buffer[:room], self._buffer[room:]
-            self._writer.write_table(pa.Table.from_pylist(rows, schema=self.schema))
-            self._rows_in_shard += len(rows)
+            table = pa.Table.from_pylist(rows, schema=self.schema)
+            self._writer.write_table(table)
+            self._rows_written += table.num_rows
+            self._bytes_written += table.nbytes
+            per_row = max(1, self._bytes_written // max(1, self._rows_written))
+            self._group = max(1, min(self.row_group, self.buffer_bytes // per_row))
+            self._rows_in_shard += table.num_rows
+            del rows, table
             path, _ = self._tmp[-1]
             self._tmp[-1] = (path, self._rows_in_shard)
             if self._rows_in_shard >= self.rows_per_shard:

@@ -192,6 +192,20 @@ def template_key(name: str) -> str:
 
 def renderer_for(name: str):
     """The renderer of a kept template, or None for templates that are dropped."""
+    try:
+        return _RENDERER_CACHE[name]
+    except KeyError:
+        pass
+    if len(_RENDERER_CACHE) > 100_000:
+        _RENDERER_CACHE.clear()
+    found = _RENDERER_CACHE[name] = _renderer_for(name)
+    return found
+
+
+_RENDERER_CACHE: dict[str, object] = {}
+
+
+def _renderer_for(name: str):
     key = template_key(name)
     found = RENDERERS.get(key)
     if found is None and _LANG_X.match(key):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -51,8 +52,16 @@ _DROPPED = re.compile(
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
 _MAGIC = re.compile(r"__[A-Z]+__")
 _QUOTES = re.compile(r"'{2,}")
-_BRACES = re.compile(r"\{\{|\}\}|^[ \t:]*\{\||^[ \t]*\|\}(?!\})", re.M)
+# What _QUOTES.sub(lambda m: "'" if len(m.group()) == 4 else "", text) does, without a call per
+# match: a run of exactly four quotes (bold plus an apostrophe) keeps one, other runs go.
+# (It starts with a quote, not a lookbehind, so that the regex engine can skip to quotes.)
+_QUOTE_MARKUP = re.compile(r"'(?:(?<!'')''(?='(?!'))|'+)")
+_BRACES = re.compile(r"\{\{|\}\}|^[ \t:]*\{\||^[ \t]*\|\}(?!\})", re.M)  # see _brace_tokens
+_BRACE_CANDIDATES = re.compile(r"\{[{|]|\}\}|\|\}")
 _BRACKETS = re.compile(r"\[\[|\]\]|\n[ \t]*\n")  # links never span a blank line
+# The same tokens, but a link with no brackets or newline inside is one token (see
+# strip_special_links): the tokens of _BRACKETS are found at the same places.
+_BRACKET_TOKENS = re.compile(r"\[\[[^\[\]\n]*\]\]|\[\[|\]\]|\n[ \t]*\n")
 _HEADING = re.compile(r"^(={1,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.M)
 _PARA_BREAK = re.compile(r"\n[ \t]*\n+")
 _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
@@ -60,6 +69,10 @@ _TRAIL = re.compile(r"^[^\W\d_]+")
 _URL = re.compile(r"\b(?:https?|ftp)://\S+")
 _TAG_LEFTOVER = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*\b[^<>]*>")
 _SPACES = re.compile(r"\s+")
+# Whitespace (what \s and str.isspace match) other than the space: a set of characters is
+# searched much faster than \s (tests/test_speed_equivalence.py checks the list).
+_OTHER_SPACE = re.compile(
+    "[\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _SIMPLE_LINK = re.compile(r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\]([^\W\d_]*)")
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
@@ -108,7 +121,8 @@ class Cleaner:
         text = self.expand_templates(text, counts)
         text, categories = self.strip_special_links(text)
         text = _MAGIC.sub("", text)
-        text = _QUOTES.sub(lambda m: "'" if len(m.group()) == 4 else "", text)
+        if "''" in text:
+            text = _QUOTE_MARKUP.sub("", text)
         return text, categories
 
     def expand_templates(self, text: str, counts: Counter, depth: int = 0) -> str:
@@ -116,24 +130,24 @@ class Cleaner:
         if "{" not in text:
             return text
         out, stack, last = [], [], 0
-        for m in _BRACES.finditer(text):
-            token = m.group().strip(" \t:")
+        for token, begin, end in _brace_tokens(text):
             if token == "{{":
-                stack.append(("t", m.start()))
+                stack.append(("t", begin))
             elif token == "{|":
-                stack.append(("table", m.start()))
-            elif token == "}}" and stack and stack[-1][0] == "t":
+                stack.append(("table", begin))
+            elif token == "}}":
+                if stack and stack[-1][0] == "t":
+                    kind, start = stack.pop()
+                    if not stack:
+                        out.append(text[last:start])
+                        out.append(self._render_template(text[start:end], counts, depth))
+                        last = end
+            elif stack and stack[-1][0] == "table":
                 kind, start = stack.pop()
                 if not stack:
                     out.append(text[last:start])
-                    out.append(self._render_template(text[start:m.end()], counts, depth))
-                    last = m.end()
-            elif token == "|}" and stack and stack[-1][0] == "table":
-                kind, start = stack.pop()
-                if not stack:
-                    out.append(text[last:start])
-                    out.append(self._render_table(text[start:m.end()], counts, depth))
-                    last = m.end()
+                    out.append(self._render_table(text[start:end], counts, depth))
+                    last = end
         if stack:  # unclosed: MediaWiki shows it as text; we drop the opening markup only
             start = stack[0][1]
             out.append(text[last:start])
@@ -153,10 +167,9 @@ class Cleaner:
             self._collect_hidden_links(source)
             return ""
         counts["templates_kept"] += 1
-        template = mwparserfromhell.parse(source).nodes[0]
-        if not isinstance(template, Template):
+        args = template_args(source)
+        if args is None:
             return ""
-        args = {str(p.name).strip(): str(p.value) for p in template.params}
         rendered = renderer(args)
         return self.expand_templates(rendered, counts, depth + 1)
 
@@ -209,12 +222,23 @@ class Cleaner:
         categories: list[str] = []
         out, last, depth, start = [], 0, 0, None
         breaks = 0  # blank lines inside the open link: File captions may hold one or two
-        for m in _BRACKETS.finditer(text):
-            if m.group()[0] == "\n":  # an unclosed [[ must not swallow the rest of the page
+        for m in _BRACKET_TOKENS.finditer(text):
+            token = m.group()
+            if len(token) > 2 and token[0] == "[":
+                # A whole link with no brackets or newline inside: "[[" then "]]" at once.
+                if depth:
+                    continue  # nested in an open link: depth back where it was
+                breaks = 0
+                if not self._special_link.match(text, m.start()):
+                    continue
+                start = m.start()
+                token = "]]"
+                depth = 1
+            if token[0] == "\n":  # an unclosed [[ must not swallow the rest of the page
                 breaks += 1
                 if depth and (start is None or breaks > 2):
                     depth, start = 0, None
-            elif m.group() == "[[":
+            elif token == "[[":
                 if depth == 0:
                     special = self._special_link.match(text, m.start())
                     start, breaks = (m.start() if special else None), 0
@@ -281,31 +305,44 @@ class Cleaner:
         """Text pieces of a paragraph; link pieces carry their target."""
         if "[" not in paragraph and "<" not in paragraph and "&" not in paragraph:
             return [_Piece(paragraph)]
-        if not _NOT_SIMPLE.search(_SIMPLE_LINK.sub("", paragraph)):
-            return self._render_simple(paragraph)
+        links = list(_SIMPLE_LINK.finditer(paragraph))
+        if links:
+            gaps, last = [], 0
+            for m in links:
+                gaps.append(paragraph[last:m.start()])
+                last = m.end()
+            gaps.append(paragraph[last:])
+            rest = "".join(gaps)  # _SIMPLE_LINK.sub("", paragraph)
+        else:
+            rest = paragraph
+        if not _NOT_SIMPLE.search(rest):
+            return self._render_simple(paragraph, links)
         pieces: list[_Piece] = []
         self._render_nodes(mwparserfromhell.parse(paragraph, skip_style_tags=True).nodes, pieces)
         return pieces
 
-    def _render_simple(self, paragraph: str) -> list[_Piece]:
+    def _render_simple(self, paragraph: str, links=None) -> list[_Piece]:
         """Fast path for the common paragraph: plain text, entities and [[target|anchor]] links,
-        nothing nested. It gives what the mwparserfromhell path gives for such text."""
+        nothing nested. It gives what the mwparserfromhell path gives for such text.
+        `links`: the matches of _SIMPLE_LINK in `paragraph`, when already found."""
         pieces, last = [], 0
-        for m in _SIMPLE_LINK.finditer(paragraph):
-            if m.start() > last:
-                pieces.append(_Piece(_unescape(paragraph[last:m.start()])))
-            anchor = _unescape(m.group(2)) if m.group(2) is not None else None
-            piece = self._link_piece(m.group(1), anchor)
+        link_piece = self._link_piece
+        for m in (links if links is not None else _SIMPLE_LINK.finditer(paragraph)):
+            start = m.start()
+            if start > last:
+                pieces.append(_Piece(_unescape(paragraph[last:start])))
+            raw, anchor, trail = m.groups()
+            piece = link_piece(raw, _unescape(anchor) if anchor is not None else None)
             if piece is not None:
-                if piece.target and m.group(3):
-                    piece.text += m.group(3)
+                if piece.target and trail:
+                    piece.text += trail
                     pieces.append(piece)
                 else:
                     pieces.append(piece)
-                    if m.group(3):
-                        pieces.append(_Piece(m.group(3)))
-            elif m.group(3):
-                pieces.append(_Piece(m.group(3)))
+                    if trail:
+                        pieces.append(_Piece(trail))
+            elif trail:
+                pieces.append(_Piece(trail))
             last = m.end()
         if last < len(paragraph):
             pieces.append(_Piece(_unescape(paragraph[last:])))
@@ -357,6 +394,9 @@ class Cleaner:
     def _link_piece(self, raw: str, anchor: str | None) -> _Piece | None:
         """The piece a [[raw|anchor]] link renders to (anchor None: no pipe); None: no text."""
         parsed = self.titles.parse(raw)
+        if anchor is not None and parsed is not None and parsed.ns == 0 and not parsed.interwiki:
+            title = parsed.title  # the common [[Target|anchor]]: what the code below gives
+            return _Piece(anchor, self.resolve(title) if self.resolve else title, title)
         if anchor is None:
             anchor = raw.lstrip().lstrip(":")
             if parsed is not None and parsed.interwiki:
@@ -410,50 +450,146 @@ class Cleaner:
         """Join pieces collapsing whitespace, split sentences, and place the links in them.
 
         Link pieces are wrapped in two private-use marks so that whitespace is collapsed in one
-        pass over the paragraph; the marks are then removed and their offsets kept."""
-        joined = "".join(f"{_OPEN}{p.text}{_CLOSE}" if p.target else p.text for p in pieces)
-        if "<" in joined:
-            joined = _TAG_LEFTOVER.sub("", joined)
-        joined = _SPACES.sub(" ", joined)
-        links_marked = _OPEN in joined
-        if links_marked:  # keep spaces outside the marks so the anchor has none at its ends
-            joined = _SPACES.sub(" ", joined.replace(_OPEN + " ", " " + _OPEN)
-                                 .replace(" " + _CLOSE, _CLOSE + " "))
-        joined = joined.strip()
-        spans: list[tuple[int, int, _Piece]] = []
-        if links_marked:
-            targets = iter([p for p in pieces if p.target])
-            parts, size, start = [], 0, 0
-            for part in _MARKS.split(joined):
-                if part == _OPEN:
-                    start = size
-                elif part == _CLOSE:
-                    piece = next(targets)
-                    if size > start:
-                        spans.append((start, size, piece))
-                else:
-                    parts.append(part)
-                    size += len(part)
-            joined = "".join(parts)
+        pass over the paragraph; the marks are then removed and their offsets kept
+        (`_join_marked`). Most paragraphs need none of that (`_join_plain`)."""
+        joined, spans = self._join_plain(pieces)
+        if joined is None:
+            joined, spans = self._join_marked(pieces)
         if not joined:
             return [], []
         bounds = self.splitter.spans(joined)
         sentences = [joined[a:b] for a, b in bounds]
         links = []
-        for start, end, piece in spans:
-            for i, (a, b) in enumerate(bounds):
-                if a <= start < b:
-                    lo, hi = start - a, min(b, end) - a
-                    links.append(Link(target=piece.target, anchor=sentences[i][lo:hi], section=0,
-                                      paragraph=0, sentence=i, start=lo, end=hi,
-                                      raw_target=piece.raw_target))
-                    break
+        if spans:
+            # Sentence spans are increasing and disjoint: the one holding a link's start is the
+            # last that starts at or before it, if it ends after it.
+            starts = [a for a, _ in bounds]
+            for start, end, piece in spans:
+                i = bisect_right(starts, start) - 1
+                if i >= 0:
+                    a, b = bounds[i]
+                    if start < b:
+                        lo, hi = start - a, min(b, end) - a
+                        links.append(Link(target=piece.target, anchor=sentences[i][lo:hi],
+                                          section=0, paragraph=0, sentence=i, start=lo, end=hi,
+                                          raw_target=piece.raw_target))
         return sentences, links
+
+    @staticmethod
+    def _join_plain(pieces: list[_Piece]):
+        """(text, link spans) for the common paragraph, where _join_marked would change no
+        whitespace but strip one space at either end: no tag, no whitespace but single spaces, no
+        link anchor empty or with a space at either end, no private-use mark; else (None, None)."""
+        parts, spans, size = [], [], 0
+        for piece in pieces:
+            text = piece.text
+            if piece.target:
+                if not text or text[0] == " " or text[-1] == " ":
+                    return None, None
+                spans.append((size, size + len(text), piece))
+            parts.append(text)
+            size += len(text)
+        joined = "".join(parts)
+        if "<" in joined or "  " in joined or _OTHER_SPACE.search(joined) or _MARK.search(joined):
+            return None, None
+        if joined[:1] == " ":
+            joined = joined[1:]
+            spans = [(start - 1, end - 1, piece) for start, end, piece in spans]
+        if joined[-1:] == " ":
+            joined = joined[:-1]
+        return joined, spans
+
+    @staticmethod
+    def _join_marked(pieces: list[_Piece]):
+        """(text, link spans): the pieces joined, tags left over removed, whitespace collapsed
+        (link anchors get no space at their ends) and stripped."""
+        joined = "".join([f"{_OPEN}{p.text}{_CLOSE}" if p.target else p.text for p in pieces])
+        if "<" in joined:
+            joined = _TAG_LEFTOVER.sub("", joined)
+        if "  " in joined or _OTHER_SPACE.search(joined):  # else _SPACES.sub changes nothing
+            joined = _SPACES.sub(" ", joined)
+        links_marked = _OPEN in joined
+        if links_marked:  # keep spaces outside the marks so the anchor has none at its ends
+            joined = joined.replace(_OPEN + " ", " " + _OPEN).replace(" " + _CLOSE, _CLOSE + " ")
+            if "  " in joined:  # only spaces are left
+                joined = _SPACES.sub(" ", joined)
+        joined = joined.strip()
+        spans: list[tuple[int, int, _Piece]] = []
+        if links_marked:
+            # A mark's offset in the text without marks: its offset less the marks before it.
+            targets = iter([p for p in pieces if p.target])
+            start = 0
+            for k, m in enumerate(_MARK.finditer(joined)):
+                if m.group() == _OPEN:
+                    start = m.start() - k
+                else:
+                    piece = next(targets)
+                    if m.start() - k > start:
+                        spans.append((start, m.start() - k, piece))
+            joined = joined.replace(_OPEN, "").replace(_CLOSE, "")
+        return joined, spans
 
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
-_MARKS = re.compile("([\ue000\ue001])")
+_MARK = re.compile("[\ue000\ue001]")
 _INTERWIKI_ONLY = INTERWIKI_PREFIXES - LANGUAGE_CODES
+
+
+def _brace_tokens(text: str):
+    """(token, start, end) of each match of _BRACES in `text`, token "{{", "}}", "{|" or "|}" (a
+    table start or end, at the start of a line but for spaces, tabs and, before "{|", colons;
+    `start` is that of the line). Same as _BRACES.finditer, about four times faster: the
+    candidates are found by a pattern without line anchors (which the regex engine scans
+    quickly), and a table token is checked against its line by hand."""
+    search, pos = _BRACE_CANDIDATES.search, 0
+    while True:
+        m = search(text, pos)
+        if m is None:
+            return
+        at = m.start()
+        token = m.group()
+        if token == "{{" or token == "}}":
+            yield token, at, at + 2
+            pos = at + 2
+            continue
+        line = text.rfind("\n", 0, at) + 1
+        # _BRACES can match from the line's start only if its last match ended before it.
+        if line >= pos and not text[line:at].strip(" \t:" if token == "{|" else " \t") \
+                and (token == "{|" or text[at + 2:at + 3] != "}"):
+            yield token, line, at + 2
+            pos = at + 2
+        else:
+            pos = at + 1
+
+
+# A template with none of these in it is split into its arguments by hand: nothing nested.
+_NOT_PLAIN_TEMPLATE = re.compile(r"[\[\]{}<>\n]|://|''")
+
+
+def template_args(source: str) -> dict[str, str] | None:
+    """The arguments of the template `source` ("{{name|a|k=v}}") as mwparserfromhell gives them:
+    positional ones as "1", "2", ..., named ones by their stripped name, values as written; None
+    where it is no template for mwparserfromhell. Plain templates (no brackets, braces, tags,
+    newlines, URLs or bold/italic quotes inside) are split on "|" and "=" directly, which gives the same."""
+    inner = source[2:-2]
+    if source.startswith("{{") and source.endswith("}}") and len(source) >= 4 \
+            and not _NOT_PLAIN_TEMPLATE.search(inner):
+        name, *params = inner.split("|")
+        if name.strip():
+            args, position = {}, 1
+            for param in params:
+                key, equals, value = param.partition("=")
+                if equals:
+                    args[key.strip()] = value
+                else:
+                    args[str(position)] = param
+                    position += 1
+            return args
+    nodes = mwparserfromhell.parse(source).nodes
+    template = nodes[0] if nodes else None
+    if not isinstance(template, Template):
+        return None
+    return {str(p.name).strip(): str(p.value) for p in template.params}
 
 
 def _unescape(text: str) -> str:

@@ -322,7 +322,7 @@ def _register_optional_commands() -> None:
     """Commands whose modules need the train extra (TensorFlow/Keras, bm25s) are added when
     their modules import, so `wikipairs build` works where only the core is installed."""
     import importlib
-    for module, name in (("wikipairs.trainer.reqa.cli", "reqa"),):
+    for module, name in (("wikipairs.trainer.cli", "train"), ("wikipairs.trainer.reqa.cli", "reqa")):
         try:
             main.add_command(getattr(importlib.import_module(module), name))
         except ImportError:

@@ -1,0 +1,194 @@
+"""`wikipairs train pretrain|finetune`: the click group `train` (registered by wikipairs.cli with
+`main.add_command(train)`). Settings come from the defaults, then `--config FILE` (JSON, the
+TrainConfig field names), then the options given on the command line. Bad input raises
+WikipairsError subclasses, which the main command prints as one line (exit status 2).
+
+Keras and TensorFlow are imported only when a run starts, so `--help` is fast.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from wikipairs.errors import WikipairsError
+
+
+class TrainUsageError(WikipairsError):
+    """A bad option value of `wikipairs train`."""
+
+
+def _csv(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise TrainUsageError(f"expected a comma-separated list, got {value!r}")
+    return items
+
+
+def _weights(value: str | None) -> list[float] | None:
+    items = _csv(value)
+    if items is None:
+        return None
+    try:
+        return [float(v) for v in items]
+    except ValueError:
+        raise TrainUsageError(f"--task-weights: expected comma-separated numbers, got {value!r}"
+                              ) from None
+
+
+def _model_options(pairs: tuple[str, ...]) -> dict:
+    out = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise TrainUsageError(f"--model-opt: expected KEY=VALUE, got {pair!r}")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw  # a bare string, e.g. encoder=bow
+        out[key.strip()] = value
+    return out
+
+
+def _common(f):
+    """Options shared by pretrain and finetune (applied bottom-up, so listed in reverse)."""
+    options = [
+        click.option("--data", "-d", "data", multiple=True, metavar="DIR",
+                     help="Folder of pair shards (DIR/<task>/part-*), e.g. a `wikipairs build` "
+                          "output; repeatable."),
+        click.option("--output", "-o", metavar="DIR",
+                     help="Run folder: checkpoints, logs, model.weights.h5, model_config.json, "
+                          "train_config.json, spm.model. Running the same command again "
+                          "resumes from its last checkpoint."),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
+                     help="JSON file of settings (TrainConfig field names); options given on "
+                          "the command line win."),
+        click.option("--tasks", metavar="LIST",
+                     help="Tasks to mix, comma-separated (default: every task folder found)."),
+        click.option("--task-weights", metavar="LIST",
+                     help="Mixing weights in --tasks order (default: uniform)."),
+        click.option("--model-opt", "model_opts", multiple=True, metavar="KEY=VALUE",
+                     help="Change a ModelConfig field (max_doc_len=128, dropout=0.0, ...); "
+                          "repeatable."),
+        click.option("--batch-size", type=click.IntRange(1), help="Global batch size."),
+        click.option("--steps", type=click.IntRange(1), help="Training steps in all."),
+        click.option("--learning-rate", "--lr", "learning_rate", type=click.FloatRange(0,
+                     min_open=True), help="Peak learning rate."),
+        click.option("--warmup-fraction", type=click.FloatRange(0, 1, max_open=True),
+                     help="Share of the steps with linear warm-up, then linear decay to 0 "
+                          "[default: 0.1]."),
+        click.option("--weight-decay", type=click.FloatRange(0), help="AdamW weight decay "
+                     "[default: 0.01]."),
+        click.option("--temperature", type=click.FloatRange(0, min_open=True),
+                     help="Softmax temperature (default: the model config's, 1.0)."),
+        click.option("--seed", type=int, help="Seed of initialization, data order and dropout "
+                     "[default: 0]."),
+        click.option("--checkpoint-every", type=click.IntRange(1), metavar="STEPS",
+                     help="Checkpoint interval [default: 1000]."),
+        click.option("--log-every", type=click.IntRange(1), metavar="STEPS",
+                     help="Loss and speed log interval [default: 100]."),
+        click.option("--eval-percent", type=click.IntRange(0, 99),
+                     help="Held-out share of the pairs, by pair_id hash [default: 5]."),
+        click.option("--eval-batches", type=click.IntRange(0),
+                     help="Held-out batches scored at the end [default: 10]."),
+        click.option("--eval-batch-size", type=click.IntRange(1),
+                     help="Candidates per held-out query (in-batch) [default: 32]."),
+        click.option("--shuffle-buffer", type=click.IntRange(0),
+                     help="Examples per task in the shuffle buffer [default: 10000]."),
+        click.option("--bf16/--no-bf16", "mixed_precision", default=None,
+                     help="mixed_bfloat16 compute (TPUs, recent GPUs)."),
+        click.option("--tpu", metavar="NAME", help="TPU name or grpc:// address: TPUStrategy "
+                     "(TensorFlow backend). Without it: MirroredStrategy over several GPUs, "
+                     "DataParallel over several JAX devices."),
+        click.option("--vocab", type=click.Path(dir_okay=False), metavar="SPM.model",
+                     help="SentencePiece model (default: the shard folder's manifest, or the "
+                          "--init run's copy)."),
+        click.option("--data-format", type=click.Choice(["auto", "tfrecord", "parquet"]),
+                     help="Shards to read: auto = TFRecord on TensorFlow, Parquet on JAX."),
+        click.option("--jit-compile", type=click.Choice(["auto", "on", "off"]),
+                     help="XLA compilation [default: auto]."),
+        click.option("--steps-per-execution", type=click.IntRange(1),
+                     help="Steps per compiled call (TPUs) [default: 1]."),
+        click.option("--run-eagerly", is_flag=True, default=None, hidden=True),
+        click.option("--tensorboard/--no-tensorboard", default=None,
+                     help="TensorBoard logs in OUTPUT/logs (TensorFlow backend)."),
+        click.option("--quiet", "-q", is_flag=True, default=None, help="No progress lines."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def train():
+    """Train the two-tower retriever on pair shards (pre-training, fine-tuning)."""
+
+
+def _precheck(data_dirs: list[str], init: str | None) -> None:
+    """The common mistakes (a wrong folder), found without importing Keras or TensorFlow."""
+    from . import data as data_lib
+
+    for d in data_dirs:
+        try:
+            data_lib.find_shards([d], None, "tfrecord")
+        except data_lib.DataError:
+            data_lib.find_shards([d], None, "parquet")  # raises the DataError to show
+    if init and not os.path.isdir(init):
+        raise TrainUsageError(f"{init}: no such pre-trained model folder")
+
+
+def _run(mode: str, config_file, data, output, tasks, task_weights, model_opts, jit_compile,
+         **options):
+    _precheck(list(data), options.get("init"))  # before TensorFlow prints its start-up lines
+    from .train import TrainConfig, TrainError
+    from .train import train as run_train
+
+    overrides = dict(options)
+    overrides.update(
+        data=list(data) or None, output=output, tasks=_csv(tasks),
+        task_weights=_weights(task_weights), mode=mode,
+        jit_compile={"on": True, "off": False, "auto": "auto", None: None}[jit_compile])
+    model_overrides = _model_options(model_opts)
+    if config_file:
+        config = TrainConfig.from_json_file(config_file, **overrides)
+        if model_overrides:
+            config.model_overrides = {**config.model_overrides, **model_overrides}
+    else:
+        values = {k: v for k, v in overrides.items() if v is not None}
+        if model_overrides:
+            values["model_overrides"] = model_overrides
+        config = TrainConfig(**values)
+    if not config.data:
+        raise TrainError("no training data: --data DIR (or \"data\" in --config)")
+    if not config.output:
+        raise TrainError("no output folder: --output DIR (or \"output\" in --config)")
+    return run_train(config)
+
+
+@train.command()
+@_common
+@click.option("--model", metavar="NAME|FILE",
+              help="Model config: tiny, small, base (the paper's towers), bow (the BoW-MLP "
+                   "baseline), or a model_config.json [default: base].")
+@click.option("--objective", type=click.Choice(["two-tower", "mlm"]),
+              help="two-tower: in-batch softmax on the pairs; mlm: the masked-LM baseline on "
+                   "the documents (both towers start from its encoder) [default: two-tower].")
+@click.option("--mask-rate", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="MLM: share of tokens selected [default: 0.15].")
+def pretrain(**options):
+    """Pre-train on ICT/BFS/WLP pairs (defaults: lr 1e-4, batch 8192, 100,000 steps)."""
+    _run("pretrain", **options)
+
+
+@train.command()
+@_common
+@click.option("--init", metavar="DIR", type=click.Path(file_okay=False),
+              help="Pre-trained run folder (`train pretrain --output`); its model_config.json, "
+                   "model.weights.h5 and spm.model are used.  [required]")
+def finetune(**options):
+    """Fine-tune a pre-trained model on (question, sentence + passage) pair shards
+    (defaults: lr 5e-5, batch 512, 2,000 steps)."""
+    _run("finetune", **options)

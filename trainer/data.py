@@ -1,0 +1,466 @@
+"""Training batches from the pair shards of `wikipairs build` (DIR/<task>/part-*.{tfrecord.gz,parquet}).
+
+Two readers with the same contract, seeded and with static shapes (what a TPU needs):
+
+- `tf_dataset`: tf.data over the TFRecord shards, parsed with the schema's
+  `tf_feature_spec(pair_fields(True))` (TensorFlow backend; TPU/GPU input pipelines).
+- `numpy_batches`: a pyarrow reader of the Parquet shards yielding NumPy batches, for the JAX
+  backend (no TensorFlow anywhere: this module imports TensorFlow only inside `tf_dataset`).
+
+Both yield {"query_ids": int32 [B, max_query_len], "doc_ids": int32 [B, max_doc_len]}: ids
+truncated (the last kept id becomes [SEP]) or padded with [PAD]=0; batches of exactly
+`batch_size` (drop_remainder). Tasks are mixed per example, uniformly by default (`weights` for
+another mix); with `repeat` each task's stream repeats forever, so a small task (WLP) is
+oversampled rather than exhausted.
+
+Held-out split: a pair is "eval" when `split_bucket(pair_id) < eval_percent` (a polynomial hash
+of the pair_id bytes, mod 100, independent of the shard a pair is in), else "train". The same
+pair_id is in the same split under every reader, seed and shard layout, so training never sees
+an eval pair.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import zlib
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from wikipairs.errors import WikipairsError
+
+from .configs import PAD_ID, SEP_ID
+
+TASKS = ("ict", "bfs", "wlp")
+SPLITS = ("train", "eval", "all")
+FORMATS = ("tfrecord", "parquet")
+SUFFIXES = {"tfrecord": ".tfrecord.gz", "parquet": ".parquet"}
+EVAL_PERCENT = 5
+ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
+
+# split_bucket: h = sum_i byte_i * 31^i mod (2^31 - 1) over the first 256 bytes, bucket = h % 100
+_HASH_PRIME = 2_147_483_647
+_HASH_BYTES = 256
+_HASH_WEIGHTS = np.array([pow(31, i, _HASH_PRIME) for i in range(_HASH_BYTES)], dtype=np.int64)
+
+
+class DataError(WikipairsError):
+    """Training data that cannot be read: a missing folder, no shards, shards without ids."""
+
+
+# ---- the held-out split ------------------------------------------------------------------------
+
+def split_bucket(pair_id: str | bytes) -> int:
+    """The pair's bucket in [0, 100): a stable hash of its id (not Python's `hash`)."""
+    data = pair_id.encode("utf-8") if isinstance(pair_id, str) else bytes(pair_id)
+    data = np.frombuffer(data[:_HASH_BYTES], dtype=np.uint8).astype(np.int64)
+    return int(np.sum(data * _HASH_WEIGHTS[:len(data)]) % _HASH_PRIME % 100)
+
+
+def split_mask(pair_ids: Sequence, split: str, eval_percent: int = EVAL_PERCENT) -> np.ndarray:
+    """bool [N]: which of `pair_ids` (str or bytes) are in `split` ("train", "eval" or "all")."""
+    _check_split(split, eval_percent)
+    if split == "all":
+        return np.ones(len(pair_ids), dtype=bool)
+    buckets = np.fromiter((split_bucket(p) for p in pair_ids), dtype=np.int64,
+                          count=len(pair_ids))
+    return buckets < eval_percent if split == "eval" else buckets >= eval_percent
+
+
+def _check_split(split: str, eval_percent: int) -> None:
+    if split not in SPLITS:
+        raise DataError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    if not 0 <= eval_percent < 100:
+        raise DataError(f"eval percent must be in [0, 100), not {eval_percent}")
+
+
+# ---- finding shards ----------------------------------------------------------------------------
+
+def _as_list(data_dirs) -> list[str]:
+    dirs = [data_dirs] if isinstance(data_dirs, (str, os.PathLike)) else list(data_dirs)
+    return [os.fspath(d) for d in dirs]
+
+
+def task_folders(data_dir: str, fmt: str) -> dict[str, list[str]]:
+    """task -> sorted shard files of one build folder: DIR/<task>/part-*<suffix>, or DIR itself
+    when it holds part-* files (the task is then the folder's name)."""
+    suffix = SUFFIXES[fmt]
+    found = {}
+    own = sorted(glob.glob(os.path.join(glob.escape(data_dir), "part-*" + suffix)))
+    if own:
+        found[os.path.basename(os.path.normpath(data_dir))] = own
+    for sub in sorted(os.listdir(data_dir)):
+        files = sorted(glob.glob(os.path.join(glob.escape(data_dir), glob.escape(sub),
+                                              "part-*" + suffix)))
+        if files and os.path.isdir(os.path.join(data_dir, sub)):
+            found.setdefault(sub, []).extend(files)
+    return found
+
+
+def find_shards(data_dirs, tasks: Sequence[str] | None = None, fmt: str = "tfrecord"
+                ) -> dict[str, list[str]]:
+    """task -> shard files over all `data_dirs`, in `tasks` order.
+
+    tasks None: every task found (ict, bfs, wlp first, then others by name); a task named
+    explicitly must have shards in some folder. Raises DataError."""
+    if fmt not in FORMATS:
+        raise DataError(f"data format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    dirs = _as_list(data_dirs)
+    if not dirs:
+        raise DataError("no training data folder given (--data DIR)")
+    found: dict[str, list[str]] = {}
+    for d in dirs:
+        if not os.path.isdir(d):
+            raise DataError(f"{d}: no such data folder")
+        for task, files in task_folders(d, fmt).items():
+            found.setdefault(task, []).extend(files)
+    if not found:
+        raise DataError(f"{', '.join(dirs)}: no pair shards (<task>/part-*{SUFFIXES[fmt]}); "
+                        f"build them with `wikipairs build --vocab ...`")
+    if tasks is None:
+        order = [t for t in TASKS if t in found] + sorted(t for t in found if t not in TASKS)
+        return {t: found[t] for t in order}
+    tasks = list(tasks)
+    if not tasks:
+        raise DataError("no tasks given")
+    missing = [t for t in tasks if t not in found]
+    if missing:
+        raise DataError(f"no {', '.join(missing)} shards in {', '.join(dirs)} "
+                        f"(found: {', '.join(found)})")
+    if len(set(tasks)) != len(tasks):
+        raise DataError(f"tasks given twice: {', '.join(tasks)}")
+    return {t: found[t] for t in tasks}
+
+
+def task_weights(tasks: Sequence[str], weights: Sequence[float] | None) -> list[float]:
+    """Normalized mixing weights (uniform when None)."""
+    if weights is None or len(weights) == 0:
+        return [1.0 / len(tasks)] * len(tasks)
+    if len(weights) != len(tasks):
+        raise DataError(f"{len(weights)} task weights for {len(tasks)} tasks "
+                        f"({', '.join(tasks)})")
+    w = [float(x) for x in weights]
+    if any(not np.isfinite(x) or x < 0 for x in w) or sum(w) <= 0:
+        raise DataError(f"task weights must be >= 0 with a positive sum, got {w}")
+    return [x / sum(w) for x in w]
+
+
+def read_manifest(data_dir: str) -> dict | None:
+    path = os.path.join(data_dir, "manifest.json")
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path}: unreadable manifest ({e})") from None
+
+
+def manifest_vocab(data_dir: str) -> str | None:
+    """The SentencePiece model a build used (its manifest's config.vocab), if it still exists:
+    the path as written (absolute, or relative to the working directory), else relative to the
+    build folder, else a file of that name in the build folder or its parent."""
+    manifest = read_manifest(data_dir) or {}
+    vocab = (manifest.get("config") or {}).get("vocab")
+    if not vocab:
+        return None
+    for path in (vocab, os.path.join(data_dir, vocab),
+                 os.path.join(data_dir, os.path.basename(vocab)),
+                 os.path.join(os.path.dirname(os.path.normpath(data_dir)),
+                              os.path.basename(vocab))):
+        if os.path.isfile(path):
+            return os.path.abspath(path)
+    return None
+
+
+def check_token_ids(data_dirs, shards: dict[str, list[str]]) -> None:
+    """DataError unless the shards carry token ids (a build with --vocab)."""
+    for d in _as_list(data_dirs):
+        manifest = read_manifest(d)
+        if manifest and "config" in manifest and not manifest["config"].get("vocab"):
+            raise DataError(f"{d}: the pairs have no token ids (built without --vocab); "
+                            f"rebuild with `wikipairs build --vocab SPM.model`")
+    import pyarrow.parquet as pq
+
+    for files in shards.values():
+        for path in files:
+            if path.endswith(".parquet"):
+                names = pq.read_schema(path).names
+                missing = [c for c in ID_COLUMNS if c not in names]
+                if missing:
+                    raise DataError(f"{path}: no {', '.join(missing)} column (pairs built "
+                                    f"without --vocab?)")
+            break  # one file per task is enough
+
+
+def _task_seed(seed: int, task: str) -> int:
+    return (int(seed) * 1_000_003 + zlib.crc32(task.encode())) % (2 ** 31 - 1)
+
+
+# ---- NumPy / Parquet ---------------------------------------------------------------------------
+
+def pad_ids(values: np.ndarray, lengths: np.ndarray, max_len: int) -> np.ndarray:
+    """Ragged ids (flat `values`, row `lengths`) -> int32 [N, max_len]: padded with [PAD]; a row
+    longer than max_len is cut and its last kept id set to [SEP]."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    positions = np.arange(max_len, dtype=np.int64)
+    valid = positions[None, :] < lengths[:, None]
+    out = np.full((len(lengths), max_len), PAD_ID, dtype=np.int32)
+    index = starts[:, None] + positions[None, :]
+    out[valid] = np.asarray(values)[index[valid]]
+    out[lengths > max_len, max_len - 1] = SEP_ID
+    return out
+
+
+def _ragged(column) -> tuple[np.ndarray, np.ndarray]:
+    import pyarrow.compute as pc
+
+    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
+    values = pc.list_flatten(column).to_numpy(zero_copy_only=False)
+    return values, lengths
+
+
+class _ParquetTaskStream:
+    """One task's examples: files in a seeded order (reshuffled every pass), read a record batch
+    at a time, filtered to the split, padded, through a seeded shuffle buffer."""
+
+    def __init__(self, files, *, split, eval_percent, max_query_len, max_doc_len, rng,
+                 shuffle_buffer, repeat, read_rows=1024):
+        self.files, self.split, self.eval_percent = list(files), split, eval_percent
+        self.lq, self.ld, self.rng = max_query_len, max_doc_len, rng
+        self.shuffle_buffer, self.repeat, self.read_rows = shuffle_buffer, repeat, read_rows
+        self._chunks = self._read()
+        self.exhausted = False
+        self.q = np.zeros((0, self.lq), np.int32)
+        self.d = np.zeros((0, self.ld), np.int32)
+
+    def _read(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        import pyarrow.parquet as pq
+
+        while True:
+            any_rows = False
+            order = self.rng.permutation(len(self.files)) if self.shuffle_buffer > 1 \
+                else range(len(self.files))
+            for i in order:
+                parquet = pq.ParquetFile(self.files[i])
+                for batch in parquet.iter_batches(batch_size=self.read_rows,
+                                                  columns=list(ID_COLUMNS)):
+                    keep = split_mask(batch.column("pair_id").to_pylist(), self.split,
+                                      self.eval_percent)
+                    if not keep.any():
+                        continue
+                    batch = batch.filter(keep) if not keep.all() else batch
+                    any_rows = True
+                    yield (pad_ids(*_ragged(batch.column("query_ids")), self.lq),
+                           pad_ids(*_ragged(batch.column("doc_ids")), self.ld))
+            if not self.repeat or not any_rows:
+                return
+
+    def available(self) -> int:
+        return len(self.q)
+
+    def _fill(self, need: int) -> None:
+        qs, ds, have = [self.q], [self.d], len(self.q)
+        while have < need and not self.exhausted:
+            try:
+                q, d = next(self._chunks)
+            except StopIteration:
+                self.exhausted = True
+                break
+            qs.append(q)
+            ds.append(d)
+            have += len(q)
+        if len(qs) > 1:
+            self.q, self.d = np.concatenate(qs), np.concatenate(ds)
+
+    def take(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """k examples (fewer only when a non-repeating stream runs out)."""
+        self._fill(k + max(self.shuffle_buffer, 0))
+        k = min(k, len(self.q))
+        if self.shuffle_buffer > 1:
+            pick = np.sort(self.rng.choice(len(self.q), size=k, replace=False))
+        else:
+            pick = np.arange(k)
+        q, d = self.q[pick], self.d[pick]
+        rest = np.ones(len(self.q), dtype=bool)
+        rest[pick] = False
+        self.q, self.d = self.q[rest], self.d[rest]
+        return q, d
+
+
+def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
+                  weights: Sequence[float] | None = None, batch_size: int = 32,
+                  max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
+                  eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
+                  shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0
+                  ) -> Iterator[dict[str, np.ndarray]]:
+    """The Parquet reader: an iterator of {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]}.
+
+    No TensorFlow. Deterministic under `seed`. Each example's task is drawn with `weights`
+    (uniform by default); with repeat=False a finished task drops out of the mix and the
+    iterator ends when every task is done (the last partial batch is dropped).
+    skip_batches: batches to draw and throw away first (resuming a run where it stopped)."""
+    if batch_size < 1:
+        raise DataError(f"batch size must be >= 1, not {batch_size}")
+    _check_split(split, eval_percent)
+    shards = find_shards(data_dirs, tasks, "parquet")
+    check_token_ids(data_dirs, shards)
+    names = list(shards)
+    probs = np.array(task_weights(names, weights))
+    rng = np.random.default_rng([int(seed), 0x5EED])
+    streams = [_ParquetTaskStream(files, split=split, eval_percent=eval_percent,
+                                  max_query_len=max_query_len, max_doc_len=max_doc_len,
+                                  rng=np.random.default_rng([int(seed), _task_seed(seed, t)]),
+                                  shuffle_buffer=shuffle_buffer if shuffle else 0, repeat=repeat)
+               for t, files in zip(names, shards.values())]
+    emitted = 0
+    while True:
+        alive = np.array([not (s.exhausted and s.available() == 0) for s in streams])
+        if not alive.any():
+            return
+        p = probs * alive
+        if p.sum() <= 0:
+            return
+        choice = rng.choice(len(streams), size=batch_size, p=p / p.sum())
+        q = np.zeros((batch_size, max_query_len), np.int32)
+        d = np.zeros((batch_size, max_doc_len), np.int32)
+        filled = np.zeros(batch_size, dtype=bool)
+        for t, stream in enumerate(streams):
+            slots = np.flatnonzero(choice == t)
+            if len(slots) == 0:
+                continue
+            tq, td = stream.take(len(slots))
+            q[slots[:len(tq)]], d[slots[:len(td)]] = tq, td
+            filled[slots[:len(tq)]] = True
+        if not filled.all():  # a non-repeating task ran out: top up from the others
+            for t, stream in enumerate(streams):
+                missing = np.flatnonzero(~filled)
+                if len(missing) == 0:
+                    break
+                if probs[t] <= 0:
+                    continue
+                tq, td = stream.take(len(missing))
+                q[missing[:len(tq)]], d[missing[:len(td)]] = tq, td
+                filled[missing[:len(tq)]] = True
+            if not filled.all():
+                return  # drop_remainder
+        emitted += 1
+        if emitted > skip_batches:
+            yield {"query_ids": q, "doc_ids": d}
+
+
+# ---- tf.data / TFRecord ------------------------------------------------------------------------
+
+def tf_split_bucket(pair_id):
+    """`split_bucket` in TensorFlow ops, for a scalar string tensor."""
+    import tensorflow as tf
+
+    data = tf.cast(tf.io.decode_raw(pair_id, tf.uint8)[:_HASH_BYTES], tf.int64)
+    weights = tf.constant(_HASH_WEIGHTS)[:tf.shape(data)[0]]
+    return tf.math.floormod(tf.math.floormod(tf.reduce_sum(data * weights), _HASH_PRIME), 100)
+
+
+def _tf_fit(ids, max_len):
+    import tensorflow as tf
+
+    ids = tf.cast(ids, tf.int32)
+    n = tf.shape(ids)[0]
+    ids = tf.cond(n > max_len,
+                  lambda: tf.concat([ids[:max_len - 1], tf.constant([SEP_ID], tf.int32)], 0),
+                  lambda: ids)
+    ids = tf.pad(ids, [[0, max_len - tf.shape(ids)[0]]], constant_values=PAD_ID)
+    return tf.ensure_shape(ids, [max_len])
+
+
+def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
+               weights: Sequence[float] | None = None, batch_size: int = 32,
+               max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
+               eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
+               shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
+               prefetch: bool = True):
+    """The tf.data reader of the TFRecord shards: a tf.data.Dataset of
+    {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]} with static shapes.
+
+    Per task: shard files (shuffled with the seed), interleaved, parsed with the schema's
+    feature spec, filtered to the split, padded, repeated, shuffled; the tasks are mixed with
+    `tf.data.Dataset.sample_from_datasets` (uniform unless `weights`), batched with
+    drop_remainder=True, prefetched. Deterministic under `seed`."""
+    import tensorflow as tf
+
+    from wikipairs.schemas import pair_fields, tf_feature_spec
+
+    if batch_size < 1:
+        raise DataError(f"batch size must be >= 1, not {batch_size}")
+    _check_split(split, eval_percent)
+    shards = find_shards(data_dirs, tasks, "tfrecord")
+    check_token_ids(data_dirs, shards)
+    names = list(shards)
+    probs = task_weights(names, weights)
+    full_spec = tf_feature_spec(pair_fields(True))
+    spec = {name: full_spec[name] for name in ID_COLUMNS}
+
+    def parse(record):
+        ex = tf.io.parse_single_example(record, spec)
+        return {"pair_id": ex["pair_id"],
+                "query_ids": _tf_fit(tf.sparse.to_dense(ex["query_ids"]), max_query_len),
+                "doc_ids": _tf_fit(tf.sparse.to_dense(ex["doc_ids"]), max_doc_len)}
+
+    def in_split(ex):
+        if split == "all":
+            return tf.constant(True)
+        bucket = tf_split_bucket(ex["pair_id"])
+        return bucket < eval_percent if split == "eval" else bucket >= eval_percent
+
+    datasets = []
+    for task, files in shards.items():
+        task_seed = _task_seed(seed, task)
+        ds = tf.data.Dataset.from_tensor_slices(files)
+        if shuffle:
+            ds = ds.shuffle(len(files), seed=task_seed, reshuffle_each_iteration=True)
+        ds = ds.interleave(lambda f: tf.data.TFRecordDataset(f, compression_type="GZIP"),
+                           cycle_length=min(len(files), 8), block_length=16,
+                           num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        ds = ds.filter(in_split)
+        ds = ds.map(lambda ex: {"query_ids": ex["query_ids"], "doc_ids": ex["doc_ids"]})
+        if repeat:
+            ds = ds.repeat()
+        if shuffle and shuffle_buffer > 1:
+            ds = ds.shuffle(shuffle_buffer, seed=task_seed + 1, reshuffle_each_iteration=True)
+        datasets.append(ds)
+    if len(datasets) == 1:
+        mixed = datasets[0]
+    else:
+        mixed = tf.data.Dataset.sample_from_datasets(
+            datasets, weights=probs, seed=_task_seed(seed, "\x00mix"),
+            stop_on_empty_dataset=False)
+    mixed = mixed.batch(batch_size, drop_remainder=True)
+    if skip_batches:
+        mixed = mixed.skip(skip_batches)
+    options = tf.data.Options()
+    options.deterministic = True
+    mixed = mixed.with_options(options)
+    return mixed.prefetch(tf.data.AUTOTUNE) if prefetch else mixed
+
+
+def make_batches(data_dirs, *, data_format: str = "auto", **kwargs):
+    """`tf_dataset` (data_format "tfrecord") or `numpy_batches` ("parquet"); "auto": TFRecord on
+    the TensorFlow backend when those shards exist, else Parquet."""
+    if data_format == "auto":
+        import keras
+
+        data_format = "parquet"
+        if keras.backend.backend() == "tensorflow":
+            try:
+                find_shards(data_dirs, kwargs.get("tasks", TASKS), "tfrecord")
+                data_format = "tfrecord"
+            except DataError:
+                pass
+    if data_format == "tfrecord":
+        return tf_dataset(data_dirs, **kwargs)
+    if data_format == "parquet":
+        kwargs.pop("prefetch", None)
+        return numpy_batches(data_dirs, **kwargs)
+    raise DataError(f"data format must be auto, tfrecord or parquet, not {data_format!r}")

@@ -44,6 +44,10 @@ class SavedModelEncoder:
         if not os.path.isfile(os.path.join(path, "saved_model.pb")):
             raise ReqaError(f"{path}: not a SavedModel (no saved_model.pb)")
         import tensorflow as tf
+        try:  # registers the SentencePiece ops of exports that tokenize in their graph
+            import tensorflow_text  # noqa: F401
+        except ImportError:
+            pass
 
         self._tf = tf
         try:

@@ -179,4 +179,44 @@ def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_ma
     click.echo(f"{'output':<22}{os.path.abspath(output)}")
 
 
+@reqa.command(context_settings=HELP)
+@click.option("--data", "data_dir", required=True, metavar="DIR", help="A reqa build output.")
+@click.option("--init", required=True, type=click.Path(file_okay=False),
+              help="A pre-trained `wikipairs train` run folder (its spm.model is the vocabulary).")
+@click.option("--train-percent", default=5.0, show_default=True,
+              type=click.FloatRange(0, 100, min_open=True, max_open=True),
+              help="Training share of the distinct questions (paper: 1, 5, 10, 80).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Split seed.")
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
+              help="OUT/pairs (training pairs), OUT/run (the fine-tuned model), OUT/export "
+                   "(SavedModel), OUT/eval.json.")
+@click.option("--steps", default=None, type=click.IntRange(1), help="Default: 2,000 (the paper).")
+@click.option("--batch-size", default=None, type=click.IntRange(2), help="Default: 512.")
+@click.option("--lr", "learning_rate", default=None, type=float, help="Default: 5e-5.")
+@click.option("--quiet", "-q", is_flag=True)
+def finetune(data_dir, init, train_percent, seed, output, steps, batch_size, learning_rate, quiet):
+    """Fine-tune a pre-trained model on the training part of a split, then evaluate the
+    SavedModel export on its test part (cold start: no test question is seen in training)."""
+    from .data import read_reqa, write_finetune_pairs
+
+    vocab = os.path.join(init, "spm.model")
+    if not os.path.isfile(vocab):
+        raise ReqaError(f"{init}: no spm.model (not a `wikipairs train` run folder?)")
+    data = read_reqa(data_dir)
+    pairs_dir, run_dir = os.path.join(output, "pairs"), os.path.join(output, "run")
+    write_finetune_pairs(data, pairs_dir, vocab, train_percent, seed)
+    from wikipairs.trainer.export import export_saved_model
+    from wikipairs.trainer.train import TrainConfig, finetune as run_finetune, load_model
+
+    run_finetune(TrainConfig(data=[pairs_dir], output=run_dir, init=init, tasks=["reqa"],
+                             steps=steps, batch_size=batch_size, learning_rate=learning_rate,
+                             seed=seed, vocab=vocab, quiet=quiet, tensorboard=False))
+    export_dir = os.path.join(output, "export")
+    export_saved_model(load_model(run_dir), vocab, export_dir)
+    ctx = click.get_current_context()
+    ctx.invoke(eval_command, model=export_dir, data_dir=data_dir, split="test",
+               train_percent=train_percent, seed=seed,
+               json_path=os.path.join(output, "eval.json"), quiet=quiet)
+
+
 __all__ = ["reqa"]

@@ -1,0 +1,33 @@
+"""`wikipairs reqa finetune`: split, fine-tune a pre-trained run, export, evaluate the test part."""
+import json
+from pathlib import Path
+
+from conftest import describe, run_cli
+
+FIXTURE = Path(__file__).parent / "fixtures" / "reqa" / "squad-mini.json"
+
+
+def test_reqa_finetune_end_to_end(tmp_path):
+    steps = [
+        ("vocab", "-o", tmp_path / "spm.model", "--vocab-size", 600),
+        ("build", "-o", tmp_path / "pairs", "--vocab", tmp_path / "spm.model", "--workers", "1",
+         "--task", "ict,bfs"),
+        ("train", "pretrain", "-d", tmp_path / "pairs", "-o", tmp_path / "pre", "--model", "bow",
+         "--steps", "4", "--batch-size", "4", "--quiet", "--no-tensorboard"),
+        ("reqa", "build", "--squad", FIXTURE, "-o", tmp_path / "reqa"),
+        ("reqa", "finetune", "--data", tmp_path / "reqa", "--init", tmp_path / "pre",
+         "--train-percent", "50", "-o", tmp_path / "ft", "--steps", "3", "--batch-size", "2",
+         "-q"),
+    ]
+    for args in steps:
+        result = run_cli(*args, timeout=600)
+        assert result.returncode == 0, describe(result)
+    report = json.loads((tmp_path / "ft" / "eval.json").read_text())
+    assert report["split"] == "test" and report["train_percent"] == 50
+    split = json.loads((tmp_path / "ft" / "pairs" / "split.json").read_text())
+    assert split["distinct_questions"]["test"] == report["distinct_questions"] > 0
+    for protocol in ("paper", "reqa"):
+        row = report["protocols"][protocol]
+        assert 0 <= row["R@1"] <= row["R@5"] <= row["R@100"] <= 1
+    assert (tmp_path / "ft" / "export" / "saved_model.pb").exists()
+    assert "R@100" in result.stdout

@@ -2,7 +2,9 @@
 
 Two passes over the input: the first collects redirects (and, where no Punkt model is installed,
 text to train one); the second parses articles, resolving link targets through the redirects.
-Decompression is cheap next to parsing, so reading twice costs little and keeps memory flat.
+Memory stays flat: pages stream one at a time in both passes. A compressed file is decompressed
+once: the first pass keeps the XML in a temporary file (dump.DecompressedCopy, bounded in size)
+that the second pass reads.
 """
 from __future__ import annotations
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import bisect
 import glob
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ import pyarrow.parquet as pq
 
 from wikipairs.errors import WikipairsError
 from wikipairs.sampling import sample, stable_id
+from wikipairs.shards import sha256_file
 
 CANDIDATES_FILE = "candidates.parquet"
 QUESTIONS_FILE = "questions.parquet"
@@ -217,14 +217,6 @@ def _contexts(articles):
 
 # ---- the ReQA folder -------------------------------------------------------------------------
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def write_reqa(data: ReqaData, output: str, source_path: str | None = None) -> dict:
     """Write candidates.parquet, questions.parquet and manifest.json (last) into `output`."""
     os.makedirs(output, exist_ok=True)
@@ -243,7 +235,7 @@ def write_reqa(data: ReqaData, output: str, source_path: str | None = None) -> d
                          for name, rows in ((CANDIDATES_FILE, data.num_candidates),
                                             (QUESTIONS_FILE, data.num_questions))}
     if source_path and os.path.isfile(source_path):
-        manifest["source_sha256"] = _sha256(source_path)
+        manifest["source_sha256"] = sha256_file(source_path)
     with open(manifest_path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
     os.replace(manifest_path + ".tmp", manifest_path)

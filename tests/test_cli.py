@@ -155,3 +155,15 @@ def test_truncated_dump_with_allow_truncated_keeps_complete_pages(tmp_path, elwi
     rows = read_articles(out)
     assert [(r["id"], r["title"]) for r in rows] == \
         [(a.id, a.title) for a in elwiki_sample.articles]
+
+
+def test_every_command_is_registered():
+    """The trainer and ReQA commands load only where their extra is installed; in the dev
+    environment they must all be there (an ImportError would hide them silently)."""
+    result = run_cli("--help")
+    assert result.returncode == 0, describe(result)
+    for command in ("parse", "build", "vocab", "verify", "stats", "show", "download", "train",
+                    "reqa"):
+        assert f"  {command} " in result.stdout, f"{command} missing" + describe(result)
+    assert run_cli("train", "pretrain", "--help").returncode == 0
+    assert run_cli("reqa", "finetune", "--help").returncode == 0

@@ -376,3 +376,27 @@ def test_registered_cli_prints_one_line_errors(tmp_path):
                              str(tmp_path / "nowhere"), "-o", str(tmp_path / "o")],
                             capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert_one_line_error(result, "no such data folder")
+
+
+def test_tiny_transformer_learns_to_retrieve_held_out_pairs(shards, tmp_path):
+    """The issue's check with `tiny` towers: 600 steps of batch 32 on ICT + BFS (no dropout,
+    lr 1e-3: from scratch the [CLS] state needs ~100 steps to depend on the input). Measured:
+    loss 3.45 -> 2.3, held-out top-1 of 32 0.147 against 0.031 untrained."""
+    config = _config(shards, tmp_path / "tiny", steps=600, batch_size=32, learning_rate=1e-3,
+                     tasks=["ict", "bfs"], checkpoint_every=10_000, log_every=100,
+                     eval_batches=10, jit_compile="auto",
+                     model_overrides={**SHORT, "dropout": 0.0, "attention_dropout": 0.0})
+    summary = pretrain(config)
+    losses = [r["loss"] for r in summary["log"]]
+    assert losses[-1] < losses[0] - 1.0, losses
+    model = load_model(config.output)
+    keras.utils.set_random_seed(1)
+    untrained = type(model)(model.config)
+    untrained.build()
+    before = in_batch_accuracy(untrained, eval_batches(config.resolved(), model.config,
+                                                       ["ict", "bfs"]), 10)
+    trained = summary["eval"]
+    print(f"tiny: held-out top-1 of 32 untrained {before['accuracy']:.3f}, trained "
+          f"{trained['accuracy']:.3f}; losses {losses}")
+    assert before["accuracy"] < 0.08
+    assert trained["accuracy"] > 0.1 and trained["accuracy"] > 3 * before["accuracy"]

@@ -31,3 +31,16 @@ def test_reqa_finetune_end_to_end(tmp_path):
         assert 0 <= row["R@1"] <= row["R@5"] <= row["R@100"] <= 1
     assert (tmp_path / "ft" / "export" / "saved_model.pb").exists()
     assert "R@100" in result.stdout
+    # the same export from the command line, then evaluated as any SavedModel
+    result = run_cli("train", "export", tmp_path / "ft" / "run", "-o", tmp_path / "exported",
+                     timeout=600)
+    assert result.returncode == 0, describe(result)
+    result = run_cli("reqa", "eval", "--model", tmp_path / "exported", "--data", tmp_path / "reqa",
+                     "--split", "test", "--train-percent", "50", "--json", tmp_path / "again.json",
+                     "-q", timeout=600)
+    assert result.returncode == 0, describe(result)
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again["protocols"] == report["protocols"]
+    (tmp_path / "empty").mkdir()
+    missing = run_cli("train", "export", tmp_path / "empty", "-o", tmp_path / "x")
+    assert missing.returncode == 2 and "no spm.model" in missing.stderr.splitlines()[-1]

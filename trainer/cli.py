@@ -192,3 +192,21 @@ def finetune(**options):
     """Fine-tune a pre-trained model on (question, sentence + passage) pair shards
     (defaults: lr 5e-5, batch 512, 2,000 steps)."""
     _run("finetune", **options)
+
+
+@train.command()
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
+              help="SavedModel folder to write.")
+def export(run, output):
+    """Export a run's towers as a SavedModel that takes raw strings (tokenizing in its graph):
+    signatures query_encoder(input), response_encoder(input, context), document_encoder(title,
+    text), each returning `outputs`, as ReQA-style tools expect."""
+    vocab = os.path.join(run, "spm.model")
+    if not os.path.isfile(vocab):
+        raise TrainUsageError(f"{run}: no spm.model (not a `wikipairs train` run folder?)")
+    from .export import export_saved_model
+    from .train import load_model
+
+    export_saved_model(load_model(run), vocab, output)
+    click.echo(f"SavedModel  {os.path.abspath(output)}")

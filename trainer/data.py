@@ -290,6 +290,18 @@ class _ParquetTaskStream:
         return q, d
 
 
+def _sources(data_dirs, tasks, weights, batch_size: int, split: str, eval_percent: int,
+             data_format: str) -> tuple[dict, list[str], list[float]]:
+    """What both readers check and find first: {task: shard paths}, task names, mix weights."""
+    if batch_size < 1:
+        raise DataError(f"batch size must be >= 1, not {batch_size}")
+    _check_split(split, eval_percent)
+    shards = find_shards(data_dirs, tasks, data_format)
+    check_token_ids(data_dirs, shards)
+    names = list(shards)
+    return shards, names, task_weights(names, weights)
+
+
 def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                   weights: Sequence[float] | None = None, batch_size: int = 32,
                   max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
@@ -302,13 +314,9 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     (uniform by default); with repeat=False a finished task drops out of the mix and the
     iterator ends when every task is done (the last partial batch is dropped).
     skip_batches: batches to draw and throw away first (resuming a run where it stopped)."""
-    if batch_size < 1:
-        raise DataError(f"batch size must be >= 1, not {batch_size}")
-    _check_split(split, eval_percent)
-    shards = find_shards(data_dirs, tasks, "parquet")
-    check_token_ids(data_dirs, shards)
-    names = list(shards)
-    probs = np.array(task_weights(names, weights))
+    shards, names, probs = _sources(data_dirs, tasks, weights, batch_size, split, eval_percent,
+                                    "parquet")
+    probs = np.array(probs)
     rng = np.random.default_rng([int(seed), 0x5EED])
     streams = [_ParquetTaskStream(files, split=split, eval_percent=eval_percent,
                                   max_query_len=max_query_len, max_doc_len=max_doc_len,
@@ -391,13 +399,8 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
 
     from wikipairs.schemas import pair_fields, tf_feature_spec
 
-    if batch_size < 1:
-        raise DataError(f"batch size must be >= 1, not {batch_size}")
-    _check_split(split, eval_percent)
-    shards = find_shards(data_dirs, tasks, "tfrecord")
-    check_token_ids(data_dirs, shards)
-    names = list(shards)
-    probs = task_weights(names, weights)
+    shards, names, probs = _sources(data_dirs, tasks, weights, batch_size, split, eval_percent,
+                                    "tfrecord")
     full_spec = tf_feature_spec(pair_fields(True))
     spec = {name: full_spec[name] for name in ID_COLUMNS}
 

@@ -121,3 +121,43 @@ def test_normal_article(title, categories):
 
 def test_disambiguation_wins_over_list():
     assert skip_reason(page("List of Vells (disambiguation)")) == "disambiguation"
+
+
+# ---- before the parse: skip_reason(page, None) ---------------------------------------------
+
+def test_list_by_title_before_parse_unless_a_category_could_say_disambiguation():
+    assert skip_reason(page("List of rivers of the Vell Valley"), None) == "list"
+    assert skip_reason(page("Vell (disambiguation)"), None) == "disambiguation"
+    assert skip_reason(page("Vell", PROSE + "\n{{dab}}"), None) == "disambiguation"
+    assert skip_reason(page("Ardmere"), None) is None  # its categories may still say so
+    maybe = page("List of Vells", PROSE + "\n[[Category:Disambiguation pages]]")
+    assert skip_reason(maybe, None) is None
+    assert skip_reason(maybe, ["Disambiguation pages"]) == "disambiguation"
+
+
+@pytest.mark.parametrize("dump", ["sample", "enwiki-sample-gensim.xml.bz2", "elwiki-sample.xml.bz2"])
+def test_reason_before_the_parse_is_the_reason_after_it(dump):
+    """parse_page skips a page unparsed when skip_reason(page, None) names a reason: on every
+    main-namespace page of real dumps, that reason is the one the parsed categories give."""
+    from collections import Counter
+    from pathlib import Path
+
+    from wikipairs.dump import DumpFile
+    from wikipairs.wikitext import Cleaner
+
+    from conftest import wiki_file
+
+    path = Path(__file__).parents[1] / "wikipairs" / "data" / "sample.xml.bz2" \
+        if dump == "sample" else wiki_file(dump)
+    source = DumpFile(str(path))
+    cleaner = Cleaner(source.titles, splitter=None)
+    decided = 0
+    for p in source.pages():
+        if p.redirect or p.ns != 0:
+            continue
+        early = skip_reason(p, None)
+        if early is not None:
+            decided += 1
+            categories = cleaner.strip(p.text, Counter())[1]
+            assert skip_reason(p, categories) == early, p.title
+    assert decided > 0

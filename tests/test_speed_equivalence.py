@@ -45,9 +45,9 @@ def recorded(monkeypatch_module):
     monkeypatch_module.setenv("NLTK_DATA", str(NLTK_DATA))
     out = {}
     for name in DUMPS:
-        seen = {"texts": [], "pieces": [], "templates": [], "splitter": None}
+        seen = {"texts": [], "pieces": [], "templates": [], "paragraphs": [], "splitter": None}
         spans, sentences_of = SentenceSplitter.spans, Cleaner._sentences
-        render_template = Cleaner._render_template
+        render_template, render = Cleaner._render_template, Cleaner.render
 
         def record_spans(self, text, seen=seen):
             seen["splitter"] = self
@@ -62,7 +62,13 @@ def recorded(monkeypatch_module):
             seen["templates"].append(source)
             return render_template(self, source, counts, depth)
 
+        def record_paragraph(self, paragraph, seen=seen):
+            if self.splitter is not None:  # not the cleaner that gathers Punkt training text
+                seen["paragraphs"].append(paragraph)
+            return render(self, paragraph)
+
         monkeypatch_module.setattr(SentenceSplitter, "spans", record_spans)
+        monkeypatch_module.setattr(Cleaner, "render", record_paragraph)
         monkeypatch_module.setattr(Cleaner, "_sentences", record_pieces)
         monkeypatch_module.setattr(Cleaner, "_render_template", record_template)
         for _ in iter_articles(ParseConfig(inputs=[str(wiki_file(name))], output="")):
@@ -361,6 +367,40 @@ def test_sentences_match_the_reference(recorded):
         for pieces in cases:
             assert _outcome(cleaner._sentences, pieces) == \
                 _outcome(lambda p: _reference_sentences(cleaner, p), pieces), pieces
+
+
+def _reference_render(cleaner: Cleaner, paragraph: str):
+    """What Cleaner.render gives without its fast paths: mwparserfromhell's nodes, rendered."""
+    pieces = []
+    cleaner._render_nodes(mwparserfromhell.parse(paragraph, skip_style_tags=True).nodes, pieces)
+    return pieces
+
+
+def test_render_fast_paths_match_mwparserfromhell(recorded):
+    """Plain paragraphs, simple links and inline tags skip mwparserfromhell: the sentences and
+    links they give are those of the mwparserfromhell rendering, on every paragraph of the real
+    dumps and on random mixes of markup."""
+    rng = random.Random(11)
+    parts = ["[[Ardmere]]", "[[River Vell|the river]]", "[[Vell]]s", "[[vell_valley#Towns|]]",
+             "<sub>", "</sub>", "<sup>2</sup>", "<br>", "<br />", "</br>", "<span style=\"a:b\">",
+             "</span>", "<i>", "</I>", "<blockquote>", "</blockquote>", "<nowiki>", "</nowiki>",
+             "<p>", "<div>", "&nbsp;", "&amp;", "&lt;b&gt;", " ", "  ", "\n", "text", "End. ",
+             "Next", "s", "----", "http://example.org/x", "[http://example.org label]", "{", "}",
+             "x > y", "a < b", "[[Category:Towns]]", "[[:Category:Towns]]", "[[de:Vell]]",
+             "[[wikt:vell|vell]]", "[[Ardmere|<i>the town</i>]]", "<s>", "<small>", "<em>",
+             "</em>", "<span/>", "<abbr title=\"x\">", "[", "]", "'"]
+    for name in ("enwiki-sample-gensim.xml.bz2", "elwiki-sample.xml.bz2",
+                 "enwiki-table-markup.xml.bz2"):
+        seen = recorded[name]
+        cleaner = Cleaner(seen["titles"], seen["splitter"], resolve=lambda title: title)
+        cases = list(seen["paragraphs"])
+        assert len(cases) > 100
+        for _ in range(20000):
+            cases.append("".join(rng.choice(parts) for _ in range(rng.randint(1, 8))))
+        for paragraph in cases:
+            assert _outcome(lambda p: cleaner._sentences(cleaner.render(p)), paragraph) == \
+                _outcome(lambda p: cleaner._sentences(_reference_render(cleaner, p)),
+                         paragraph), paragraph
 
 
 def _outcome(function, *args):

@@ -33,16 +33,24 @@ def _is_disambiguation_category(category: str) -> bool:
     return any(word in category for word in DISAMBIGUATION_WORDS)
 
 
-def skip_reason(page: Page, categories: list[str] = ()) -> str | None:
-    """'disambiguation' or 'list' for pages that are not prose articles, else None."""
+def skip_reason(page: Page, categories: list[str] | None = ()) -> str | None:
+    """'disambiguation' or 'list' for pages that are not prose articles, else None.
+
+    `categories` None: the page is not parsed yet; the reason is given only where the title and
+    templates decide it whatever the categories are (so that such pages need no parse)."""
     title = page.title
     if "(disambiguation)" in title.lower() or any(
             f"({word}" in title.lower() for word in DISAMBIGUATION_WORDS):
         return "disambiguation"
-    names = {m.group(1).replace("_", " ").strip().lower() for m in _TEMPLATE_NAME.finditer(page.text)} \
-        if "{{" in page.text else set()
+    names = _template_names(page.text)
     if names & DISAMBIGUATION_TEMPLATES:
         return "disambiguation"
+    if categories is None:
+        # A category can only say "disambiguation" with one of these words in the text.
+        listed = LIST_TITLE.match(title) or names & LIST_TEMPLATES
+        text = page.text.lower()
+        return "list" if listed and not any(word in text for word in DISAMBIGUATION_WORDS) \
+            else None
     lowered = [c.lower() for c in categories]
     if any(_is_disambiguation_category(c) for c in lowered):
         return "disambiguation"
@@ -50,3 +58,19 @@ def skip_reason(page: Page, categories: list[str] = ()) -> str | None:
                                                                  for c in lowered):
         return "list"
     return None
+
+
+_last_names: tuple[str, set[str]] = ("", set())
+
+
+def _template_names(text: str) -> set[str]:
+    """Lower-cased names of the templates in `text` (the last page's are kept: a page is
+    asked twice, before and after it is parsed)."""
+    global _last_names
+    last_text, last_names = _last_names
+    if last_text is text:
+        return last_names
+    names = {name.replace("_", " ").strip().lower()
+             for name in set(_TEMPLATE_NAME.findall(text))} if "{{" in text else set()
+    _last_names = (text, names)
+    return names

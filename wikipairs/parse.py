@@ -99,10 +99,15 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
     info = info if info is not None else {}
     paths = expand_inputs(config.inputs)
     # Pass 1 keeps each compressed file's decompressed XML (on disk, within limits: see
-    # dump.DecompressedCopy) so that pass 2 need not decompress it again.
-    dumps = [DumpFile(p, lang=config.lang, keep_copy=True) for p in paths]
-    site = dumps[0].site
+    # dump.DecompressedCopy) so that pass 2 need not decompress it again. It needs only the
+    # redirects (read by a scan, not an XML parse), unless Punkt must be trained on the text.
+    first = DumpFile(paths[0], lang=config.lang, keep_copy=True, redirects_only=True)
+    site = first.site
     need_text = SentenceSplitter.installed_model(site.lang) is None
+    if need_text:
+        first = DumpFile(paths[0], lang=config.lang, keep_copy=True)
+    dumps = [first] + [DumpFile(p, lang=config.lang, keep_copy=True, redirects_only=not need_text)
+                       for p in paths[1:]]
     redirects, texts = read_redirects_and_training_text(dumps, need_text, Counter(),
                                                         config.allow_truncated)
     splitter = SentenceSplitter.for_language(site.lang, texts)
@@ -166,10 +171,11 @@ def parse_page(page: Page, cleaner: Cleaner, config: ParseConfig, counts: Counte
     if page.ns not in config.namespaces:
         counts["skipped_namespace"] += 1
         return None
-    article = cleaner.article(page, counts)
-    reason = skip_reason(page, article.categories)
-    if (reason == "disambiguation" and not config.keep_disambiguation) or (
-            reason == "list" and not config.keep_lists):
+    reason = skip_reason(page, None)  # most disambiguation and list pages need no parse
+    if reason is None or _kept(reason, config):
+        article = cleaner.article(page, counts)
+        reason = skip_reason(page, article.categories)
+    if reason is not None and not _kept(reason, config):
         counts[f"skipped_{reason}"] += 1
         return None
     sentences = sum(1 for _ in article.sentences())
@@ -179,6 +185,10 @@ def parse_page(page: Page, cleaner: Cleaner, config: ParseConfig, counts: Counte
     counts["sentences"] += sentences
     counts["links"] += len(article.links)
     return article
+
+
+def _kept(reason: str, config: ParseConfig) -> bool:
+    return config.keep_disambiguation if reason == "disambiguation" else config.keep_lists
 
 
 def _redirect_table(redirects: RedirectMap) -> pa.Table:

@@ -76,6 +76,10 @@ _OTHER_SPACE = re.compile(
 _SIMPLE_LINK = re.compile(r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\]([^\W\d_]*)")
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
+# Inline HTML tags that _render_nodes reduces to their content, and line breaks (a space).
+_INLINE_TAG = re.compile(
+    r"</?(?:sub|sup|span|small|big|b|i|u|s|em|strong|abbr|cite|blockquote|center|var|dfn|kbd|"
+    r"samp|tt|q|ins|del|strike|font|bdi|bdo|mark)\b[^<>]*>|(<br\s*/?>)", re.I)
 
 BREAK_TAGS = {"br", "hr", "p", "div", "li", "tr", "td", "th"}
 
@@ -303,8 +307,12 @@ class Cleaner:
     # ---- rendering with link offsets -----------------------------------------------------
     def render(self, paragraph: str) -> list[_Piece]:
         """Text pieces of a paragraph; link pieces carry their target."""
-        if "[" not in paragraph and "<" not in paragraph and "&" not in paragraph:
+        if "[" not in paragraph and "<" not in paragraph and "&" not in paragraph \
+                and "://" not in paragraph and "----" not in paragraph:
             return [_Piece(paragraph)]
+        original = paragraph
+        if "<" in paragraph:  # inline tags: their markup goes, their content stays
+            paragraph = _strip_inline_tags(paragraph) or original
         links = list(_SIMPLE_LINK.finditer(paragraph))
         if links:
             gaps, last = [], 0
@@ -315,10 +323,11 @@ class Cleaner:
             rest = "".join(gaps)  # _SIMPLE_LINK.sub("", paragraph)
         else:
             rest = paragraph
-        if not _NOT_SIMPLE.search(rest):
+        # "----" is a horizontal rule; "://" may be an external link, even inside [[ ]].
+        if not _NOT_SIMPLE.search(rest) and "----" not in paragraph and "://" not in paragraph:
             return self._render_simple(paragraph, links)
         pieces: list[_Piece] = []
-        self._render_nodes(mwparserfromhell.parse(paragraph, skip_style_tags=True).nodes, pieces)
+        self._render_nodes(mwparserfromhell.parse(original, skip_style_tags=True).nodes, pieces)
         return pieces
 
     def _render_simple(self, paragraph: str, links=None) -> list[_Piece]:
@@ -590,6 +599,29 @@ def template_args(source: str) -> dict[str, str] | None:
     if not isinstance(template, Template):
         return None
     return {str(p.name).strip(): str(p.value) for p in template.params}
+
+
+_LINK_TRAIL_END = re.compile(r"\]\][^\W\d_]*\Z")  # a link and its trail end here
+
+
+def _strip_inline_tags(paragraph: str) -> str | None:
+    """The paragraph with its inline tags replaced as _render_nodes renders them (content kept,
+    <br> a space), for the render fast path; None where a tag is inside a link or right after
+    one and its trail (it ends the trail), which mwparserfromhell must see.
+    tests/test_speed_equivalence.py checks that the fast path then gives the same."""
+    out, last = [], 0
+    for m in _INLINE_TAG.finditer(paragraph):
+        at = m.start()
+        if _LINK_TRAIL_END.search(paragraph, max(0, at - 256), at) or \
+                paragraph.count("[[", 0, at) != paragraph.count("]]", 0, at):
+            return None
+        out.append(paragraph[last:at])
+        out.append(" " if m.group(1) else "")
+        last = m.end()
+    if not out:
+        return None
+    out.append(paragraph[last:])
+    return "".join(out)
 
 
 def _unescape(text: str) -> str:

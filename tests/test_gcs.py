@@ -59,6 +59,9 @@ class Gcs:
     def get(self, url: str) -> bytes:
         return self.bucket.blob(self._name(url)).download_as_bytes()
 
+    def delete(self, url: str) -> None:
+        self.bucket.blob(self._name(url)).delete()
+
     def exists(self, url: str) -> bool:
         return self.bucket.blob(self._name(url)).exists()
 
@@ -164,6 +167,12 @@ def test_verify_gs_and_a_flipped_byte(gcs, gs_builds):
         assert_one_line_error(run_cli("verify", out), shard, "sha256")
     finally:
         gcs.put(shard, original)
+    extra = f"{out}/wlp/part-00001-of-00002.parquet"  # a shard of another run lying there
+    gcs.put(extra, b"PAR1")
+    try:
+        assert_one_line_error(run_cli("verify", out), extra, "does not list")
+    finally:
+        gcs.delete(extra)
     cli_ok("verify", out)
 
 

@@ -250,6 +250,19 @@ def sha256(path: str, chunk: int = _BUFFER) -> str:
     return digest.hexdigest()
 
 
+def arrow_input(path: str):
+    """What pyarrow should read a file from: a local path itself (Arrow's own I/O, as before), or
+    a URL's bytes in an Arrow buffer (the whole file in memory). Never a Python file object:
+    pq.read_table on one (open() or a gs:// stream alike) aborted the interpreter at exit in
+    ~1 run of 6 here ("terminate called without an active exception"; apache/arrow#34314,
+    #50482)."""
+    if not is_url(path):
+        return path
+    import pyarrow as pa
+    with open_read(path) as f:
+        return pa.BufferReader(f.read())
+
+
 def read_text(path: str) -> str:
     with open_read(path) as f:
         return f.read().decode("utf-8")
@@ -266,4 +279,4 @@ def write_atomic(path: str, data: bytes) -> None:
 
 __all__ = ["is_url", "open_read", "create", "exists", "isdir", "size", "glob", "listdir", "join",
            "relpath", "abspath", "makedirs", "check_writable", "rename", "remove", "rmtree",
-           "sha256", "read_text", "write_atomic", "TMP_SUFFIX"]
+           "sha256", "arrow_input", "read_text", "write_atomic", "TMP_SUFFIX"]

@@ -19,11 +19,10 @@ class VerifyError(WikipairsError):
 
 
 def _rows(path: str, fmt: str) -> int:
-    with fileio.open_read(path) as f:
-        if fmt == "parquet":
-            return pq.ParquetFile(f).metadata.num_rows
-        from .tfrecord import read_tfrecords
-        return sum(1 for _ in read_tfrecords(f))  # also checks every record's CRCs
+    if fmt == "parquet":
+        return pq.ParquetFile(fileio.arrow_input(path)).metadata.num_rows
+    from .tfrecord import read_tfrecords
+    return sum(1 for _ in read_tfrecords(path))  # also checks every record's CRCs
 
 
 def verify_build(folder: str) -> int:

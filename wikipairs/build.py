@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import shutil
 import sys
 import tempfile
 import threading
@@ -20,7 +19,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from . import __version__
+from . import __version__, fileio
 from .dump import DumpFile
 from .errors import WikipairsError
 from .pair_shards import FORMATS, NOTES, read_notes
@@ -80,11 +79,11 @@ def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> 
 
 def title_capacity(paths: list[str]) -> int:
     """Titles the Bloom filter is sized for: enwiki has about one per KB of compressed dump."""
-    return max(100_000, sum(os.path.getsize(p) for p in paths) // 1000)
+    return max(100_000, sum(fileio.size(p) for p in paths) // 1000)
 
 
 def auto_shards(paths: list[str]) -> int:
-    return max(1, math.ceil(sum(os.path.getsize(p) for p in paths) / BYTES_PER_SHARD))
+    return max(1, math.ceil(sum(fileio.size(p) for p in paths) / BYTES_PER_SHARD))
 
 
 def _runner_args(config: BuildConfig) -> list[str]:
@@ -115,14 +114,16 @@ def staging_file() -> str:
 
 
 def _clean_output(config: BuildConfig) -> None:
-    prepare_output(config.output)  # the old manifest goes first
-    for sub in list(TASKS) + [NOTES, WORKDIR]:
-        folder = os.path.join(config.output, sub)
-        if os.path.isdir(folder):
-            shutil.rmtree(folder)
-    for name in ("stats.json", "stats.json" + TMP_SUFFIX, LOG):
-        if os.path.exists(os.path.join(config.output, name)):
-            os.remove(os.path.join(config.output, name))
+    try:
+        prepare_output(config.output)  # the old manifest goes first
+        for sub in list(TASKS) + [NOTES, WORKDIR]:
+            fileio.rmtree(fileio.join(config.output, sub))
+        for name in ("stats.json", "stats.json" + TMP_SUFFIX, LOG):
+            if fileio.exists(fileio.join(config.output, name)):
+                fileio.remove(fileio.join(config.output, name))
+    except OSError as e:
+        raise BuildError(f"{config.output}: cannot write the output there "
+                         f"({e.strerror or e})") from None
 
 
 def build(config: BuildConfig) -> dict:
@@ -149,7 +150,7 @@ def build(config: BuildConfig) -> dict:
     num_shards = config.num_shards or auto_shards(paths)
     if not config.dry_run:
         _clean_output(config)
-    local = "://" not in config.output and not config.dry_run
+    local = not fileio.is_url(config.output) and not config.dry_run
     progress_dir = os.path.join(config.output, WORKDIR, "progress") if local and not config.quiet \
         else None
     options = PipelineOptions(_runner_args(config))
@@ -158,7 +159,7 @@ def build(config: BuildConfig) -> dict:
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
                    tokenizer=tokenizer, num_shards=num_shards, output=config.output,
                    title_capacity=title_capacity(paths),
-                   workdir=os.path.join(config.output, WORKDIR), progress_dir=progress_dir)
+                   workdir=fileio.join(config.output, WORKDIR), progress_dir=progress_dir)
     started = time.monotonic()
     try:
         with _stderr_to(_log_path(config)) as terminal, \
@@ -166,7 +167,8 @@ def build(config: BuildConfig) -> dict:
             result = pipeline.run()
             result.wait_until_finish()
     except Exception as e:  # a worker's DumpError comes back wrapped by the runner
-        shutil.rmtree(os.path.join(config.output, WORKDIR), ignore_errors=True)
+        with contextlib.suppress(OSError):
+            fileio.rmtree(fileio.join(config.output, WORKDIR))
         raise _input_error(e) or e
     if config.dry_run:
         return {"dry_run": True, "runner": config.runner, "splits": len(splits),
@@ -176,10 +178,11 @@ def build(config: BuildConfig) -> dict:
     stats.update(lang=lang, sentence_splitter=splitter.source,
                  tokens="sentencepiece:" + os.path.basename(config.vocab) if config.vocab
                  else "words-and-punctuation", num_shards=num_shards, splits=len(splits))
-    write_json(os.path.join(config.output, "stats.json"), stats)
+    write_json(fileio.join(config.output, "stats.json"), stats)
     _write_manifest(config, paths, num_shards, len(splits), stats)
     for folder in (NOTES, WORKDIR):
-        shutil.rmtree(os.path.join(config.output, folder), ignore_errors=True)
+        with contextlib.suppress(OSError):
+            fileio.rmtree(fileio.join(config.output, folder))
     return stats
 
 
@@ -200,7 +203,7 @@ def _input_error(error: Exception) -> WikipairsError | None:
 def _log_path(config: BuildConfig) -> str | None:
     if not config.log_to_file:
         return None
-    if "://" in config.output or config.dry_run:  # nothing is written to a remote output here
+    if fileio.is_url(config.output) or config.dry_run:  # Beam's log stays on this machine
         return os.path.join(tempfile.gettempdir(), f"wikipairs-build-{os.getpid()}.log")
     return os.path.join(config.output, LOG)
 
@@ -301,13 +304,13 @@ def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, spli
     manifest = {
         "tool": "wikipairs build", "version": __version__, "command": config.command,
         "config": _config_dict(config), "seed": config.pairs.seed, "versions": _versions(),
-        "inputs": [{"path": os.path.abspath(p), "bytes": os.path.getsize(p),
+        "inputs": [{"path": fileio.abspath(p), "bytes": fileio.size(p),
                     "sha256": sha256_file(p)} for p in paths],
         "shards": files,
-        "stats": {"path": "stats.json", "sha256": sha256_file(os.path.join(config.output,
-                                                                           "stats.json"))},
+        "stats": {"path": "stats.json", "sha256": sha256_file(fileio.join(config.output,
+                                                                          "stats.json"))},
     }
-    write_json(os.path.join(config.output, MANIFEST), manifest)
+    write_json(fileio.join(config.output, MANIFEST), manifest)
 
 
 def _config_dict(config: BuildConfig) -> dict:

@@ -8,7 +8,7 @@ from importlib import resources
 
 import click
 
-from . import __version__
+from . import __version__, fileio
 from .errors import WikipairsError
 
 EXIT_USAGE = 2
@@ -157,7 +157,7 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
               help="Dump file or glob; repeatable. A *-multistream.xml.bz2 with its index file "
                    "beside it is read in parallel by stream ranges. Default: the bundled sample.")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
-              help="Output folder (or a gs://... URL for the Dataflow dry run).")
+              help="Output folder, local or a Beam file system URL (gs://bucket/pairs).")
 @click.option("--format", "formats", default="parquet,tfrecord", show_default=True,
               help="parquet, tfrecord or both (comma-separated).")
 @click.option("--vocab", type=click.Path(dir_okay=False), default=None,
@@ -228,7 +228,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
         click.echo(f"dry run: {runner} job built ({stats['splits']} input splits), not submitted")
         return
     print_stats_table(stats)
-    click.echo(f"{'output':<24}{os.path.abspath(output)}")
+    click.echo(f"{'output':<24}{fileio.abspath(output)}")
 
 
 def print_stats_table(stats: dict) -> None:
@@ -310,7 +310,7 @@ def verify(folder):
     from .verify import verify_build
 
     checked = verify_build(folder)
-    click.echo(f"ok: {checked} files match {os.path.join(folder, 'manifest.json')}")
+    click.echo(f"ok: {checked} files match {fileio.join(folder, 'manifest.json')}")
 
 
 from .download import download_command  # noqa: E402  (requests/tqdm load only when it runs)

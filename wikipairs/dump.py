@@ -29,6 +29,7 @@ from xml.etree.ElementTree import ParseError
 import mwxml
 import mwxml.errors
 
+from . import fileio
 from .errors import DumpError, TruncatedDumpError
 from .fastbz2 import open_bz2
 from .readahead import ReadAhead
@@ -53,17 +54,20 @@ def expand_inputs(patterns: Iterable[str]) -> list[str]:
     """Files named by paths or glob patterns, in a stable order; a clear error for missing ones."""
     paths: list[str] = []
     for pattern in patterns:
-        if glob.has_magic(pattern):
-            matches = sorted(glob.glob(pattern))
-            if not matches:
-                raise DumpError(f"{pattern}: no file matches this pattern")
-            paths.extend(matches)
-        elif not os.path.exists(pattern):
-            raise DumpError(f"{pattern}: no such file")
-        elif os.path.isdir(pattern):
-            raise DumpError(f"{pattern}: is a directory, not a dump file")
-        else:
-            paths.append(pattern)
+        try:
+            if glob.has_magic(pattern):
+                matches = fileio.glob(pattern)
+                if not matches:
+                    raise DumpError(f"{pattern}: no file matches this pattern")
+                paths.extend(matches)
+            elif not fileio.exists(pattern):
+                raise DumpError(f"{pattern}: no such file")
+            elif fileio.isdir(pattern):
+                raise DumpError(f"{pattern}: is a directory, not a dump file")
+            else:
+                paths.append(pattern)
+        except OSError as e:  # a remote file system refused (permissions, network)
+            raise DumpError(f"{pattern}: cannot read it ({e.strerror or e})") from None
     if not paths:
         raise DumpError("no input files given")
     return paths
@@ -180,8 +184,8 @@ class _StopAtCut(io.RawIOBase):
     in the same call when it then meets the cut, which would lose the last complete pages.
     With a `copy`, what it gives is also written there (see DecompressedCopy)."""
 
-    def __init__(self, stream, copy: DecompressedCopy | None = None):
-        self.stream, self.cut, self.copy = stream, False, copy
+    def __init__(self, stream, copy: DecompressedCopy | None = None, raw=None):
+        self.stream, self.cut, self.copy, self.raw = stream, False, copy, raw
 
     def readable(self):
         return True
@@ -207,26 +211,35 @@ class _StopAtCut(io.RawIOBase):
 
     def close(self):
         self.stream.close()
+        if self.raw is not None:
+            self.raw.close()
         super().close()
 
 
+def decompressed(raw) -> tuple[object, bool]:
+    """(the decompressed stream, True) for a bz2, gzip or xz stream `raw` (a buffered stream from
+    fileio.open_read, recognized by its first bytes), else (raw, False)."""
+    magic = raw.peek(6)[:6]
+    for prefix, opener in _MAGIC:
+        if magic.startswith(prefix):
+            return opener(raw, "rb"), True
+    return raw, False
+
+
 def _is_compressed(path: str) -> bool:
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    return any(magic.startswith(prefix) for prefix, _ in _MAGIC)
+    with fileio.open_read(path) as f:
+        return decompressed(f)[1]
 
 
 def _open_binary(path: str, copy: DecompressedCopy | None = None, light: bool = False):
     """The file's decompressed bytes. `light`: its reader does little per byte, so bz2 is
     decoded by indexed_bzip2 in the calling thread (less CPU; see fastbz2)."""
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    if light and magic.startswith(b"BZh"):
+    raw = fileio.open_read(path)
+    if light and raw.peek(3)[:3] == b"BZh":
+        raw.close()
         return _StopAtCut(open_bz2(path), copy)
-    for prefix, opener in _MAGIC:
-        if magic.startswith(prefix):
-            return _StopAtCut(opener(path, "rb"), copy)
-    return open(path, "rb")
+    stream, compressed = decompressed(raw)
+    return _StopAtCut(stream, copy, raw) if compressed else raw
 
 
 def _decoded_stream(path: str, copy: DecompressedCopy | None = None,
@@ -300,7 +313,7 @@ class DumpFile:
         self._copy = None
         self._scan = False  # redirects_only, and the file's head allows the scan (see pages())
         try:
-            size = os.path.getsize(path)
+            size = fileio.size(path)
         except OSError as e:
             raise DumpError(f"{path}: cannot read it ({e.strerror or e})") from None
         if size == 0:

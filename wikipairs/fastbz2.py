@@ -18,6 +18,8 @@ import io
 from collections.abc import Callable
 from typing import BinaryIO
 
+from . import fileio
+
 try:
     import indexed_bzip2
 except ImportError:  # a platform without its wheels: Python's bz2 alone
@@ -95,4 +97,5 @@ class FastBz2Reader(io.RawIOBase):
 
 
 def open_bz2(path: str, threads: int = 1) -> FastBz2Reader:
-    return FastBz2Reader(lambda: open(path, "rb"), threads)
+    """The decompressed bytes of the bz2 file at `path` (local, or a URL: see fileio)."""
+    return FastBz2Reader(lambda: fileio.open_read(path), threads)

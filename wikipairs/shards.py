@@ -6,7 +6,6 @@ manifest and a manifest never lists incomplete output.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -14,17 +13,16 @@ import re
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import fileio
+from .fileio import TMP_SUFFIX
+
 MANIFEST = "manifest.json"
 _SHARD_FILE = re.compile(r"^part-\d{5}-of-\d{5}\.")
-TMP_SUFFIX = ".tmp"
 
 
 def sha256_file(path: str, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+    """sha256 of a local file or of a Beam file system URL (streamed)."""
+    return fileio.sha256(path, chunk)
 
 
 def shard_name(index: int, count: int, suffix: str) -> str:
@@ -112,24 +110,23 @@ def write_parquet(path: str, table: pa.Table) -> None:
 
 
 def write_json(path: str, data) -> None:
-    tmp = path + TMP_SUFFIX
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2, ensure_ascii=False, sort_keys=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    """JSON (indented, UTF-8) under a temporary name, then renamed: never half written."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    fileio.write_atomic(path, text.encode("utf-8"))
 
 
 def prepare_output(folder: str) -> None:
     """Make `folder` ready for a new run: an old manifest goes first, so a crash in between never
-    leaves a manifest that describes files of a different run."""
-    os.makedirs(folder, exist_ok=True)
-    manifest = os.path.join(folder, MANIFEST)
-    if os.path.exists(manifest):
-        os.remove(manifest)
+    leaves a manifest that describes files of a different run. OSError if it is not writable
+    (for a URL: a missing bucket or no permission)."""
+    fileio.check_writable(folder)
+    manifest = fileio.join(folder, MANIFEST)
+    if fileio.exists(manifest):
+        fileio.remove(manifest)
 
 
 def file_entry(folder: str, path: str, rows: int | None = None) -> dict:
-    entry = {"path": os.path.relpath(path, folder), "bytes": os.path.getsize(path),
+    entry = {"path": fileio.relpath(path, folder), "bytes": fileio.size(path),
              "sha256": sha256_file(path)}
     if rows is not None:
         entry["rows"] = rows

@@ -9,7 +9,7 @@ which every split reuses as its header.
 from __future__ import annotations
 
 import bz2
-import gzip
+import contextlib
 import hashlib
 import html
 import io
@@ -21,7 +21,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .dump import DumpFile, expand_inputs
+from . import fileio
+from .dump import DumpFile, decompressed, expand_inputs
 from .errors import DumpError
 from .bloom import BloomFilter
 from .records import Page
@@ -54,18 +55,22 @@ class Split:
 def index_for(path: str) -> str | None:
     """The multistream index beside `path` (Wikimedia's naming), if it exists."""
     name = re.sub(r"multistream\.xml\.bz2$", "multistream-index.txt.bz2", path)
-    return name if name != path and os.path.exists(name) else None
+    return name if name != path and fileio.exists(name) else None
+
+
+def _index_lines(index_path: str) -> Iterator[str]:
+    with fileio.open_read(index_path) as raw, bz2.open(raw, "rt", encoding="utf-8") as f:
+        yield from f
 
 
 def stream_offsets(index_path: str) -> list[int]:
     """Sorted distinct stream offsets of a multistream index."""
     offsets = set()
     try:
-        with bz2.open(index_path, "rt", encoding="utf-8") as f:
-            for line in f:
-                head, sep, _ = line.partition(":")
-                if sep:
-                    offsets.add(int(head))
+        for line in _index_lines(index_path):
+            head, sep, _ = line.partition(":")
+            if sep:
+                offsets.add(int(head))
     except (OSError, EOFError, ValueError) as e:
         raise DumpError(f"{index_path}: not a readable multistream index ({e})") from None
     return sorted(offsets)
@@ -92,7 +97,7 @@ def plan_splits(patterns: list[str], streams_per_split: int = STREAMS_PER_SPLIT,
 
 def _split_xml(split: Split) -> bytes:
     """Header (root element and siteinfo) + the split's pages + the closing tag, decompressed."""
-    with open(split.path, "rb") as f:
+    with fileio.open_read(split.path) as f:
         header = bz2.decompress(f.read(split.header_end))
         f.seek(split.start)
         body = bz2.decompress(f.read() if split.end is None else f.read(split.end - split.start))
@@ -104,17 +109,7 @@ def _split_xml(split: Split) -> bytes:
 
 # ---- files without an index: one decompression, a plain copy, byte ranges of whole pages -----
 
-_MAGIC = ((b"BZh", bz2.open), (b"\x1f\x8b", gzip.open), (b"\xfd7zXZ\x00", lzma.open))
 _TITLE = re.compile(rb"<title>([^<]*)</title>(?:\s*<ns>(-?\d+)</ns>)?")
-
-
-def _xml_stream(path: str):
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    for prefix, opener in _MAGIC:
-        if magic.startswith(prefix):
-            return opener(path, "rb")
-    return open(path, "rb")
 
 
 def _page_chunks(stream, block: int = 1 << 20) -> Iterator[tuple[int, bytes]]:
@@ -156,38 +151,40 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
 
     Returns (None, None, 0) where the fast path does not apply (UTF-16, a truncated or odd file):
     the splits then read the file itself (and report what is wrong with it)."""
-    os.makedirs(workdir, exist_ok=True)
-    compressed = _xml_stream(path).__class__ is not io.BufferedReader
-    copy = (os.path.join(workdir, hashlib.sha1(os.path.abspath(path).encode()).hexdigest() + ".xml")
-            if compressed else path)  # a plain file is its own copy
-    starts, names, header_end, end = [], [], 0, 0
+    fileio.makedirs(workdir)
+    copy = fileio.join(workdir, hashlib.sha1(fileio.abspath(path).encode()).hexdigest() + ".xml")
+    compressed, starts, names, header_end, end = False, [], [], 0, 0
     try:
-        with _xml_stream(path) as stream, \
-                (open(copy + ".tmp", "wb") if compressed else io.BytesIO()) as out:
-            if stream.peek(4)[:2] in (b"\xff\xfe", b"\xfe\xff"):
-                raise ValueError("UTF-16")
-            chunks = _page_chunks(stream)
-            _, header = next(chunks)
-            header_end = len(header)
-            if compressed:
-                out.write(header)
-            for offset, chunk in chunks:
-                if compressed:  # the copy holds the pages only, without the space between them
-                    starts.append(out.tell())
-                    out.write(chunk)
-                else:
-                    starts.append(offset)
-                match = _TITLE.search(chunk, 0, 2048)
-                if match:
-                    names.append((match.group(1), match.group(2)))
-            end = out.tell() if compressed else (starts[-1] + len(chunk) if starts else header_end)
+        with fileio.open_read(path) as source:
+            stream, compressed = decompressed(source)
+            copy = copy if compressed else path  # a plain file is its own copy
+            with stream, (fileio.create(copy + ".tmp") if compressed else io.BytesIO()) as out:
+                if stream.peek(4)[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                    raise ValueError("UTF-16")
+                chunks = _page_chunks(stream)
+                _, header = next(chunks)
+                header_end = len(header)
+                if compressed:
+                    out.write(header)
+                for offset, chunk in chunks:
+                    if compressed:  # the copy holds the pages only, without the space between them
+                        starts.append(out.tell())
+                        out.write(chunk)
+                    else:
+                        starts.append(offset)
+                    match = _TITLE.search(chunk, 0, 2048)
+                    if match:
+                        names.append((match.group(1), match.group(2)))
+                end = (out.tell() if compressed
+                       else starts[-1] + len(chunk) if starts else header_end)
         if compressed:
-            os.replace(copy + ".tmp", copy)
+            fileio.rename(copy + ".tmp", copy)
     except (OSError, EOFError, ValueError, StopIteration, lzma.LZMAError):
         if compressed:
             for leftover in (copy + ".tmp", copy):
-                if os.path.exists(leftover):
-                    os.remove(leftover)
+                with contextlib.suppress(OSError):
+                    if fileio.exists(leftover):
+                        fileio.remove(leftover)
         return None, None, 0
     bloom = BloomFilter(capacity)
     for raw, ns in names:
@@ -204,7 +201,7 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
 def _plain_blocks(split: Split, pages_per_block: int = PAGES_PER_BLOCK) -> Iterator[bytes]:
     """Small XML documents (header + up to `pages_per_block` pages + closing tag) covering the
     split's byte range of its plain copy."""
-    with open(split.plain, "rb") as f:
+    with fileio.open_read(split.plain) as f:
         header = f.read(split.header_end)
         f.seek(split.start)
         remaining = split.end - split.start
@@ -282,11 +279,10 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
 def index_titles(index_path: str, titles: TitleParser, capacity: int) -> BloomFilter:
     """A Bloom filter of the main-namespace titles a multistream index lists."""
     names = []
-    with bz2.open(index_path, "rt", encoding="utf-8") as f:
-        for line in f:
-            parts = line.rstrip("\n").split(":", 2)
-            if len(parts) == 3:
-                names.append(parts[2])
+    for line in _index_lines(index_path):
+        parts = line.rstrip("\n").split(":", 2)
+        if len(parts) == 3:
+            names.append(parts[2])
     bloom = BloomFilter(capacity)
     for name in names:
         parsed = titles.parse(name)

@@ -33,6 +33,8 @@ from typing import BinaryIO
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from . import fileio
+
 __all__ = [
     "Example", "Feature", "TFRecordWriter", "crc32c", "crc32c_many", "decode_example",
     "encode_example",
@@ -509,12 +511,7 @@ def _open(path_or_fileobj) -> tuple[BinaryIO, bool]:
     """(binary file object, whether this module opened it and must close it)."""
     if hasattr(path_or_fileobj, "read"):
         return path_or_fileobj, False
-    path = str(path_or_fileobj)
-    if "://" in path:
-        from apache_beam.io.filesystem import CompressionTypes
-        from apache_beam.io.filesystems import FileSystems
-        return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED), True
-    return open(path, "rb"), True
+    return fileio.open_read(str(path_or_fileobj)), True
 
 
 def read_tfrecords(path_or_fileobj, compression: str | None = "auto",

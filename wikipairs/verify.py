@@ -7,6 +7,7 @@ import re
 
 import pyarrow.parquet as pq
 
+from . import fileio
 from .errors import WikipairsError
 from .shards import MANIFEST, sha256_file
 
@@ -19,7 +20,7 @@ class VerifyError(WikipairsError):
 
 def _rows(path: str, fmt: str) -> int:
     if fmt == "parquet":
-        return pq.ParquetFile(path).metadata.num_rows
+        return pq.ParquetFile(fileio.arrow_input(path)).metadata.num_rows
     from .tfrecord import read_tfrecords
     return sum(1 for _ in read_tfrecords(path))  # also checks every record's CRCs
 
@@ -27,23 +28,29 @@ def _rows(path: str, fmt: str) -> int:
 def verify_build(folder: str) -> int:
     """Check sizes, sha256 and row counts of every listed file, and that no unlisted shard lies
     beside them. Returns the number of files checked; raises VerifyError on the first mismatch."""
-    path = os.path.join(folder, MANIFEST)
-    if not os.path.exists(path):
+    path = fileio.join(folder, MANIFEST)
+    try:
+        return _verify(folder, path)
+    except OSError as e:  # e.g. a remote file system that cannot be reached
+        raise VerifyError(f"{e.filename or folder}: cannot read it ({e.strerror or e})") from None
+
+
+def _verify(folder: str, path: str) -> int:
+    if not fileio.exists(path):
         raise VerifyError(f"{folder}: no {MANIFEST} (not a build folder, or the build did not finish)")
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
+        manifest = json.loads(fileio.read_text(path))
         entries = list(manifest["shards"]) + [manifest["stats"]]
     except (ValueError, KeyError, TypeError) as e:
         raise VerifyError(f"{path}: not a wikipairs build manifest ({e})") from None
     listed = set()
     for entry in entries:
-        file = os.path.join(folder, entry["path"])
-        listed.add(os.path.normpath(file))
-        if not os.path.exists(file):
+        file = fileio.join(folder, entry["path"])
+        listed.add(os.path.normpath(entry["path"]))
+        if not fileio.exists(file):
             raise VerifyError(f"{file}: listed in the manifest but missing")
-        if "bytes" in entry and os.path.getsize(file) != entry["bytes"]:
-            raise VerifyError(f"{file}: {os.path.getsize(file)} bytes, manifest says {entry['bytes']}")
+        if "bytes" in entry and fileio.size(file) != entry["bytes"]:
+            raise VerifyError(f"{file}: {fileio.size(file)} bytes, manifest says {entry['bytes']}")
         if sha256_file(file) != entry["sha256"]:
             raise VerifyError(f"{file}: sha256 differs from the manifest")
         if "rows" in entry:
@@ -54,8 +61,8 @@ def verify_build(folder: str) -> int:
             if rows != entry["rows"]:
                 raise VerifyError(f"{file}: {rows} records, manifest says {entry['rows']}")
     for task in {os.path.dirname(e["path"]) for e in manifest["shards"]}:
-        for name in sorted(os.listdir(os.path.join(folder, task))):
-            file = os.path.normpath(os.path.join(folder, task, name))
-            if _PART.match(name) and file not in listed:
-                raise VerifyError(f"{file}: a shard the manifest does not list")
+        for name in fileio.listdir(fileio.join(folder, task)):
+            if _PART.match(name) and os.path.normpath(os.path.join(task, name)) not in listed:
+                raise VerifyError(f"{fileio.join(folder, task, name)}: a shard the manifest "
+                                  f"does not list")
     return len(entries)

@@ -1,0 +1,239 @@
+"""`wikipairs build`, `verify`, `stats` and `show` on gs:// paths, against a GCS emulator.
+
+The emulator (gcp-storage-emulator, pure Python, in the dev extra) serves the GCS JSON API on
+127.0.0.1 from a thread of this process; STORAGE_EMULATOR_HOST sends google-cloud-storage (and so
+Beam's gcsio, in the CLI and in its DirectRunner worker processes, which inherit the environment)
+there. Nothing leaves the machine.
+
+Credentials: without any, Beam's gcsio falls back to an anonymous client, but only after
+google.auth.default() has failed five times with exponential back-off (~27 s in every process).
+So the tests point GOOGLE_APPLICATION_CREDENTIALS at a made-up "authorized_user" file whose
+access token expires in 2099: it loads at once, is never refreshed, and the emulator ignores it.
+"""
+from __future__ import annotations
+
+import bz2
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_one_line_error, describe, run_cli, wiki_file
+from test_splits import make_multistream
+
+emulator = pytest.importorskip(
+    "gcp_storage_emulator.server",
+    reason="gcp-storage-emulator is not installed (pip install -e '.[dev]'): no GCS emulator")
+
+BUCKET = "wikipairs-test"
+GS = f"gs://{BUCKET}"
+GENSIM = "enwiki-sample-gensim.xml.bz2"
+_FAKE_CREDENTIALS = {"type": "authorized_user", "client_id": "emulator",
+                     "client_secret": "emulator", "refresh_token": "emulator",
+                     "token": "emulator", "expiry": "2099-01-01T00:00:00Z"}
+
+
+class Gcs:
+    """The running emulator: upload, download and list objects with google-cloud-storage
+    directly (not through wikipairs.fileio, which is what is tested)."""
+
+    def __init__(self):
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import storage
+        self.bucket = storage.Client(project="test", credentials=AnonymousCredentials()
+                                     ).bucket(BUCKET)
+
+    @staticmethod
+    def _name(url: str) -> str:
+        assert url.startswith(GS + "/"), url
+        return url[len(GS) + 1:]
+
+    def upload(self, local: Path | str, url: str) -> str:
+        self.bucket.blob(self._name(url)).upload_from_filename(str(local))
+        return url
+
+    def put(self, url: str, data: bytes) -> None:
+        self.bucket.blob(self._name(url)).upload_from_string(data)
+
+    def get(self, url: str) -> bytes:
+        return self.bucket.blob(self._name(url)).download_as_bytes()
+
+    def delete(self, url: str) -> None:
+        self.bucket.blob(self._name(url)).delete()
+
+    def exists(self, url: str) -> bool:
+        return self.bucket.blob(self._name(url)).exists()
+
+    def names(self, url: str) -> list[str]:
+        prefix = self._name(url).rstrip("/") + "/"
+        return sorted(b.name[len(prefix):] for b in self.bucket.list_blobs(prefix=prefix))
+
+
+@pytest.fixture(scope="module")
+def gcs(tmp_path_factory):
+    import logging
+    logging.getLogger("gcp_storage_emulator").setLevel(logging.ERROR)  # one warning a request
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = emulator.create_server("127.0.0.1", port, in_memory=True, default_bucket=BUCKET)
+    server.start()
+    credentials = tmp_path_factory.mktemp("gcs") / "credentials.json"
+    credentials.write_text(json.dumps(_FAKE_CREDENTIALS))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{port}")
+        mp.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(credentials))
+        mp.setenv("GOOGLE_CLOUD_PROJECT", "test")
+        try:
+            yield Gcs()
+        finally:
+            server.stop()
+
+
+def cli_ok(*args):
+    result = run_cli(*args)
+    assert result.returncode == 0, describe(result)
+    return result
+
+
+def manifest(folder) -> dict:
+    return json.loads(Path(folder, "manifest.json").read_text())
+
+
+def shard_sums(data: dict) -> list[tuple]:
+    return [(e["path"], e["format"], e["rows"], e["bytes"], e["sha256"]) for e in data["shards"]]
+
+
+def without_time(stats: dict) -> dict:
+    return {k: v for k, v in stats.items() if k != "seconds"}
+
+
+@pytest.fixture(scope="module")
+def gensim_gs(gcs):
+    return gcs.upload(wiki_file(GENSIM), f"{GS}/in/{GENSIM}")
+
+
+@pytest.fixture(scope="module")
+def local_build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("local") / "out"
+    cli_ok("build", "--task", "all", "-i", wiki_file(GENSIM), "-o", out, "--workers", "1")
+    return out
+
+
+@pytest.fixture(scope="module")
+def gs_builds(gcs, gensim_gs):
+    """gs:// input, gs:// output, with one worker (in-process) and two (worker processes)."""
+    outputs = {}
+    for workers in (1, 2):
+        out = f"{GS}/out-{workers}w"
+        cli_ok("build", "--task", "all", "-i", gensim_gs, "-o", out, "--workers", workers)
+        outputs[workers] = out
+    return outputs
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_gs_build_is_byte_identical_to_the_local_build(gcs, gs_builds, local_build, workers):
+    out = gs_builds[workers]
+    remote, local = json.loads(gcs.get(f"{out}/manifest.json")), manifest(local_build)
+    assert shard_sums(remote) == shard_sums(local)
+    assert len(remote["shards"]) == (2 + 2 + 1) * 2  # ict, bfs: 2 splits; wlp: 1 shard; 2 formats
+    for entry in remote["shards"]:  # the manifest's checksums are those of the objects
+        data = gcs.get(f"{out}/{entry['path']}")
+        assert len(data) == entry["bytes"]
+    stats = json.loads(gcs.get(f"{out}/stats.json"))
+    assert without_time(stats) == without_time(json.loads(Path(local_build, "stats.json")
+                                                          .read_text()))
+    assert stats["counters"]["pages_read"] == 206 and stats["tasks"]["wlp"]["pairs"] > 0
+    [source] = remote["inputs"]
+    assert source["path"] == f"{GS}/in/{GENSIM}"
+    assert (source["bytes"], source["sha256"]) == (local["inputs"][0]["bytes"],
+                                                   local["inputs"][0]["sha256"])
+    # Nothing else is left: no temporary names, no plain copy (.work), no shard notes.
+    listed = {e["path"] for e in remote["shards"]} | {"manifest.json", "stats.json"}
+    assert set(gcs.names(out)) == listed
+
+
+def test_verify_gs_and_a_flipped_byte(gcs, gs_builds):
+    out = gs_builds[1]
+    result = cli_ok("verify", out)
+    assert f"{out}/manifest.json" in result.stdout
+    shard = f"{out}/ict/part-00000-of-00002.tfrecord.gz"
+    original = gcs.get(shard)
+    flipped = bytearray(original)
+    flipped[len(flipped) // 2] ^= 0x01
+    gcs.put(shard, bytes(flipped))
+    try:
+        assert_one_line_error(run_cli("verify", out), shard, "sha256")
+    finally:
+        gcs.put(shard, original)
+    extra = f"{out}/wlp/part-00001-of-00002.parquet"  # a shard of another run lying there
+    gcs.put(extra, b"PAR1")
+    try:
+        assert_one_line_error(run_cli("verify", out), extra, "does not list")
+    finally:
+        gcs.delete(extra)
+    cli_ok("verify", out)
+
+
+def test_stats_and_show_on_gs(gs_builds, local_build):
+    out = gs_builds[2]
+    stats, local_stats = cli_ok("stats", out), cli_ok("stats", local_build)
+    table = [line for line in stats.stdout.splitlines() if "pages read" not in line]
+    assert table == [line for line in local_stats.stdout.splitlines()
+                     if "pages read" not in line]
+    assert any(line.startswith("wlp") for line in table)
+    show = cli_ok("show", out, "--task", "wlp", "-n", "2")
+    assert show.stdout == cli_ok("show", local_build, "--task", "wlp", "-n", "2").stdout
+    assert show.stdout.startswith("[wlp] pair ")
+
+
+def test_multistream_with_its_index_on_gs(gcs, tmp_path):
+    """A multistream dump with its index beside it on gs://: split by stream offsets (read with
+    ranged reads), the same shards as the local multistream build."""
+    dump, index, streams = make_multistream(wiki_file(GENSIM), tmp_path)
+    remote = gcs.upload(dump, f"{GS}/ms/{dump.name}")
+    gcs.upload(index, f"{GS}/ms/{index.name}")
+    args = ("--task", "all", "--format", "parquet", "--streams-per-split", "5", "--workers", "1")
+    cli_ok("build", "-i", dump, "-o", tmp_path / "local", *args)
+    out = f"{GS}/ms-out"
+    cli_ok("build", "-i", f"{GS}/ms/*-multistream.xml.bz2", "-o", out, *args)
+    remote_manifest = json.loads(gcs.get(f"{out}/manifest.json"))
+    local_manifest = manifest(tmp_path / "local")
+    assert shard_sums(remote_manifest) == shard_sums(local_manifest)
+    stats = json.loads(gcs.get(f"{out}/stats.json"))
+    assert stats["splits"] == -(-streams // 5) > 1  # by stream offsets: the index was read
+    assert remote_manifest["inputs"][0]["path"] == remote
+    cli_ok("verify", out)
+
+
+def test_missing_gs_input_is_one_line(gcs):
+    out = f"{GS}/missing-out"
+    assert_one_line_error(run_cli("build", "-i", f"{GS}/in/nothing.xml.bz2", "-o", out),
+                          f"{GS}/in/nothing.xml.bz2", "no such file")
+    assert_one_line_error(run_cli("build", "-i", "gs://no-such-bucket-wikipairs/x.xml.bz2",
+                                  "-o", out), "gs://no-such-bucket-wikipairs/x.xml.bz2")
+    assert_one_line_error(run_cli("build", "-i", f"{GS}/in/*.nothing", "-o", out),
+                          "no file matches")
+    assert gcs.names(out) == []  # nothing written, no manifest
+
+
+def test_output_to_a_missing_bucket_is_one_line(gcs, gensim_gs):
+    assert_one_line_error(run_cli("build", "-i", gensim_gs, "-o", "gs://no-such-bucket-wp/out"),
+                          "gs://no-such-bucket-wp/out", "cannot write")
+
+
+def test_failed_gs_build_leaves_no_manifest(gcs, tmp_path):
+    """A dump cut in the middle fails in the pipeline's workers; the old manifest was removed
+    before the run and no new one is written."""
+    data = bz2.decompress(wiki_file(GENSIM).read_bytes())
+    cut = tmp_path / "cut.xml.bz2"
+    cut.write_bytes(bz2.compress(data[: len(data) // 2]))
+    remote = gcs.upload(cut, f"{GS}/in/cut.xml.bz2")
+    out = f"{GS}/failed-out"
+    gcs.put(f"{out}/manifest.json", b"{}")  # as if an earlier build had finished there
+    assert_one_line_error(run_cli("build", "-i", remote, "-o", out, "--workers", "1"),
+                          "truncated")
+    assert not gcs.exists(f"{out}/manifest.json")
+    assert_one_line_error(run_cli("verify", out), "no manifest.json")
+    assert_one_line_error(run_cli("stats", out), "not a finished build")

@@ -1,6 +1,6 @@
 """Benchmark: `wikipairs build --task all` on a scaled real dump, against the parse rate x cores.
 
-    .venv/bin/python benchmarks/build_throughput.py                 # gensim x100 and x200
+    .venv/bin/python benchmarks/build_throughput.py                 # gensim x100 and x200, both layouts
     .venv/bin/python benchmarks/build_throughput.py --copies 20 --json out/build.json
 
 In one run it measures:
@@ -10,6 +10,9 @@ In one run it measures:
    subprocess on the dump scaled `--copies` times: wall time, pages/s, pairs/s, and the peak RSS
    of the whole process tree (runner and workers, summed, polled from /proc every 0.2 s);
 3. the same build on a copy twice as large (skip with --no-double): the peak RSS ratio.
+Both builds run for each `--layout`: the scaled dump as Wikimedia's multistream file with its
+index (what dumps.wikimedia.org publishes for large wikis: splits by stream offsets, no serial
+stage), and as one bz2 stream (decompressed once by a first stage, then cut into parts).
 It prints the ratio of (2) to (1) x cores; the targets are >= 0.6 and a peak RSS ratio < 1.2.
 Scaled copies come from ../shared/tools/scale_dump.py, cached in /tmp/wikipairs-bench/.
 """
@@ -57,6 +60,40 @@ def parse_rate(path: Path) -> dict:
     return {"pages": counts["pages_read"], "articles": articles, "wall_s": round(wall, 2),
             "cpu_s": round(time.process_time() - cpu, 2),
             "pages_per_s": round(counts["pages_read"] / wall, 1)}
+
+
+def multistream(path: Path, pages_per_stream: int = 100) -> Path:
+    """A Wikimedia-style multistream copy of `path` with its index beside it (cached): a header
+    stream, streams of `pages_per_stream` pages, a closing stream, and NAME-multistream-index.txt.bz2
+    with `offset:page_id:title` per page, as dumps.wikimedia.org publishes them."""
+    import bz2
+    import re
+    stem = path.name.split(".")[0]
+    dump = CACHE / f"{stem}-multistream.xml.bz2"
+    index = CACHE / f"{stem}-multistream-index.txt.bz2"
+    if dump.exists() and index.exists():
+        return dump
+    xml = bz2.open(path).read()
+    head, _, rest = xml.partition(b"  <page>")
+    body, _, tail = (b"  <page>" + rest).rpartition(b"</page>")
+    pages = [p + b"</page>" for p in body.split(b"</page>")]
+    lines = []
+    tmp = dump.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        f.write(bz2.compress(head))
+        for i in range(0, len(pages), pages_per_stream):
+            group = pages[i:i + pages_per_stream]
+            offset = f.tell()
+            for page in group:
+                page_id = int(re.search(rb"<id>(\d+)</id>", page).group(1))
+                title = re.search(rb"<title>(.*?)</title>", page, re.S).group(1).decode("utf-8")
+                lines.append(f"{offset}:{page_id}:{title}\n")
+            f.write(bz2.compress(b"".join(group)))
+        f.write(bz2.compress(tail))
+    with bz2.open(index, "wt", encoding="utf-8") as f:
+        f.writelines(lines)
+    os.replace(tmp, dump)
+    return dump
 
 
 def _tree_rss(root: int) -> int:
@@ -116,43 +153,52 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=100)
     ap.add_argument("--parse-copies", type=int, default=0, help="default: copies / 10")
     ap.add_argument("--workers", type=int, default=0, help="default: all cores")
+    ap.add_argument("--layout", choices=("multistream", "single", "both"), default="both",
+                    help="multistream: the scaled dump as Wikimedia's multistream file + index "
+                         "(split by stream offsets); single: one bz2 stream (decompressed once "
+                         "by a first stage, then cut); default both")
     ap.add_argument("--no-double", action="store_true")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     os.environ.setdefault("NLTK_DATA", str(SHARED / "data" / "nltk_data"))
     cores = args.workers or os.cpu_count() or 1
-    big = scaled(args.input, args.copies)
     small = scaled(args.input, args.parse_copies or max(1, args.copies // 10))
     print(f"single-process parse on {small.name} ...", flush=True)
     parse = parse_rate(small)
     print(f"  {parse}", flush=True)
-    results = {"cores": cores, "parse": parse}
+    results = {"cores": cores, "parse": parse, "layouts": {}}
+    layouts = ("multistream", "single") if args.layout == "both" else (args.layout,)
+    sizes = [args.copies] + ([] if args.no_double else [args.copies * 2])
     with tempfile.TemporaryDirectory(prefix="wikipairs-build-bench-") as tmp:
-        print(f"build --task all on {big.name} ({cores} workers) ...", flush=True)
-        results["build"] = run_build(big, args.workers, Path(tmp) / "x1")
-        print(f"  {results['build']}", flush=True)
-        if not args.no_double:
-            double = scaled(args.input, args.copies * 2)
-            print(f"build --task all on {double.name} ...", flush=True)
-            results["build_2x"] = run_build(double, args.workers, Path(tmp) / "x2")
-            print(f"  {results['build_2x']}", flush=True)
-    ratio = results["build"]["pages_per_s"] / (parse["pages_per_s"] * cores)
-    results["ratio_to_parse_x_cores"] = round(ratio, 2)
+        for layout in layouts:
+            runs = results["layouts"][layout] = {}
+            for copies in sizes:
+                path = scaled(args.input, copies)
+                if layout == "multistream":
+                    path = multistream(path)
+                print(f"build --task all on {path.name} ({cores} workers) ...", flush=True)
+                runs[copies] = run_build(path, args.workers, Path(tmp) / f"{layout}-x{copies}")
+                print(f"  {runs[copies]}", flush=True)
     print()
     print(f"{'':<34}{'pages':>9}{'wall s':>9}{'pages/s':>9}{'pairs/s':>10}{'peak RSS MB':>13}")
     print(f"{'parse, 1 process':<34}{parse['pages']:>9,}{parse['wall_s']:>9}"
           f"{parse['pages_per_s']:>9}{'':>10}{'':>13}")
-    for key, label in (("build", f"build all, x{args.copies}"),
-                       ("build_2x", f"build all, x{args.copies * 2}")):
-        if key in results:
-            r = results[key]
-            print(f"{label:<34}{r['pages']:>9,}{r['wall_s']:>9}{r['pages_per_s']:>9}"
-                  f"{r['pairs_per_s']:>10}{r['peak_rss_mb']:>13,}")
-    print(f"\nbuild pages/s / (parse pages/s x {cores} cores) = {ratio:.2f}   (target >= 0.6)")
-    if "build_2x" in results:
-        rss = results["build_2x"]["peak_rss_mb"] / max(1, results["build"]["peak_rss_mb"])
-        results["peak_rss_ratio_2x"] = round(rss, 2)
-        print(f"peak RSS, 2x larger dump / 1x = {rss:.2f}   (target < 1.2)")
+    for layout, runs in results["layouts"].items():
+        for copies, r in runs.items():
+            print(f"{f'build all, {layout}, x{copies}':<34}{r['pages']:>9,}{r['wall_s']:>9}"
+                  f"{r['pages_per_s']:>9}{r['pairs_per_s']:>10}{r['peak_rss_mb']:>13,}")
+    print()
+    for layout, runs in results["layouts"].items():
+        first = runs[sizes[0]]
+        ratio = first["pages_per_s"] / (parse["pages_per_s"] * cores)
+        runs["ratio_to_parse_x_cores"] = round(ratio, 2)
+        line = f"{layout:<12} build pages/s / (parse pages/s x {cores} cores) = {ratio:.2f} " \
+               f"(target >= 0.6)"
+        if len(sizes) > 1:
+            rss = runs[sizes[1]]["peak_rss_mb"] / max(1, first["peak_rss_mb"])
+            runs["peak_rss_ratio_2x"] = round(rss, 2)
+            line += f"; peak RSS x{sizes[1]} / x{sizes[0]} = {rss:.2f} (target < 1.2)"
+        print(line)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")

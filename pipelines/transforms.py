@@ -133,6 +133,22 @@ class ParseAndPair(beam.DoFn):
         self.counts = Counter()
         self.builder = PairBuilder(self.pair_config, self.count, self.counts)
 
+    def _may_exist(self, titles):
+        """`target in titles`, remembered: link targets recur across pages (a bounded cache, per
+        worker, of the filter the side input gives this bundle)."""
+        if getattr(self, "_filter", None) is not titles:
+            self._filter, self._answers = titles, {}
+        answers = self._answers
+
+        def may_exist(target: str) -> bool:
+            known = answers.get(target)
+            if known is None:
+                if len(answers) >= 1_000_000:
+                    answers.clear()
+                known = answers[target] = target in titles
+            return known
+        return may_exist
+
     def _cleaner(self, source: str) -> Cleaner:
         if source not in self.cleaners:
             self.cleaners[source] = Cleaner(
@@ -179,7 +195,7 @@ class ParseAndPair(beam.DoFn):
             query = self.builder.wlp_query(article)
             if query is not None:
                 yield beam.pvalue.TaggedOutput("wlp_query", (query.title, query))
-            may_exist = titles.__contains__ if titles is not None else None
+            may_exist = self._may_exist(titles) if titles is not None else None
             for target, doc in self.builder.wlp_documents(article, passages, may_exist):
                 yield beam.pvalue.TaggedOutput("wlp_doc", (target, doc))
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from . import fileio
 from .dump import DumpFile, decompressed, expand_inputs
 from .errors import DumpError
+from .fastbz2 import open_bz2
 from .bloom import BloomFilter
 from .records import Page
 from .titles import TitleParser
@@ -156,7 +157,11 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
     compressed, starts, names, header_end, end = False, [], [], 0, 0
     try:
         with fileio.open_read(path) as source:
-            stream, compressed = decompressed(source)
+            if source.peek(3)[:3] == b"BZh":  # this stage only copies: decode on every core
+                stream = io.BufferedReader(open_bz2(path, threads=os.cpu_count() or 1), 1 << 20)
+                compressed = True
+            else:
+                stream, compressed = decompressed(source)
             copy = copy if compressed else path  # a plain file is its own copy
             with stream, (fileio.create(copy + ".tmp") if compressed else io.BytesIO()) as out:
                 if stream.peek(4)[:2] in (b"\xff\xfe", b"\xfe\xff"):

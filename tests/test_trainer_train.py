@@ -406,33 +406,119 @@ def test_mlm_objective_initializes_both_towers(shards, tmp_path):
         pretrain(_config(shards, tmp_path / "bow-mlm", objective="mlm", model="bow"))
 
 
-JAX_RUN = r'''
-import json, math, sys
-from wikipairs.trainer.train import TrainConfig, pretrain
-summary = pretrain(TrainConfig(
-    data=[sys.argv[1]], output=sys.argv[2], model="tiny", tasks=["wlp"], batch_size=16, steps=60,
-    learning_rate=1e-3, warmup_fraction=0.1, checkpoint_every=30, log_every=15, eval_batches=0,
-    model_overrides={"max_query_len": 32, "max_doc_len": 64, "dropout": 0.0,
-                     "attention_dropout": 0.0}, quiet=True))
+# `python -c TRAIN_RUN SHARDS OUTPUT SETTINGS_JSON` under a chosen KERAS_BACKEND: a tiny run
+# (SETTINGS override these) whose last stdout line is JSON: the backend, the log, whether
+# tensorflow was imported, and what a callback saw during training: the dtype policy, the
+# encoder's compute dtype, the dtypes of an encoder activation, a tower output and the loss,
+# and the dtypes of the weights.
+TRAIN_RUN = r'''
+import json, sys
 import keras
-print(json.dumps({"backend": keras.backend.backend(), "log": summary["log"],
+import numpy as np
+from wikipairs.trainer.train import TrainConfig, pretrain
+settings = dict(model="tiny", tasks=["wlp"], batch_size=16, steps=60, learning_rate=1e-3,
+                checkpoint_every=30, log_every=15, eval_batches=0, quiet=True,
+                model_overrides={"max_query_len": 32, "max_doc_len": 64, "dropout": 0.0,
+                                 "attention_dropout": 0.0})
+settings.update(json.loads(sys.argv[3]))
+rng = np.random.default_rng(0)
+query_ids = rng.integers(5, 4000, (4, 32)).astype("int32")
+query_ids[:, 0] = 1
+for row, n in enumerate((32, 20, 9, 3)):
+    query_ids[row, n:] = 0
+seen = {"query_ids": query_ids.tolist()}
+class Dtypes(keras.callbacks.Callback):
+    def on_train_end(self, logs=None):  # the trained query tower, in the run's dtype policy
+        emb = self.model.encode_queries(query_ids)
+        seen["query_emb"] = keras.ops.convert_to_numpy(emb).tolist()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if "policy" in seen:
+            return
+        m, ids, dtype = self.model, np.ones((2, 8), "int32"), keras.backend.standardize_dtype
+        out = m({"query_ids": ids, "doc_ids": ids})
+        seen.update(policy=m.dtype_policy.name, compute=m.query_tower.encoder.compute_dtype,
+                    activation=dtype(m.query_tower.encoder(ids).dtype),
+                    tower=dtype(out["query_emb"].dtype),
+                    loss=dtype(m.compute_loss(y_pred=out).dtype),
+                    weights=sorted({dtype(v.dtype) for v in m.weights}))
+summary = pretrain(TrainConfig(data=[sys.argv[1]], output=sys.argv[2], **settings),
+                   callbacks=[Dtypes()])
+print(json.dumps({"backend": keras.backend.backend(), "log": summary["log"], "seen": seen,
+                  "eval": summary["eval"], "policy_after": keras.config.dtype_policy().name,
                   "tensorflow": "tensorflow" in sys.modules}))
 '''
 
 
-def test_tiny_trains_on_the_jax_backend_without_tensorflow(shards, tmp_path):
-    pytest.importorskip("jax")
-    env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
-    result = subprocess.run([sys.executable, "-c", JAX_RUN, str(shards), str(tmp_path / "jax")],
-                            env=env, capture_output=True, text=True, timeout=300)
+def _train_run(shards, output, backend: str, **settings) -> dict:
+    env = dict(os.environ, KERAS_BACKEND=backend, JAX_PLATFORMS="cpu")
+    result = subprocess.run([sys.executable, "-c", TRAIN_RUN, str(shards), str(output),
+                             json.dumps(settings)], env=env, capture_output=True, text=True,
+                            timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
-    assert out["backend"] == "jax"
+    assert out["backend"] == backend
+    return out
+
+
+def test_tiny_trains_on_the_jax_backend_without_tensorflow(shards, tmp_path):
+    pytest.importorskip("jax")
+    out = _train_run(shards, tmp_path / "jax", "jax")
     assert out["tensorflow"] is False, "the JAX run imported tensorflow"
     losses = [r["loss"] for r in out["log"]]
     assert len(losses) == 4 and all(np.isfinite(losses)), losses
     assert losses[-1] < losses[0] - 0.2, losses  # 79 WLP train pairs seen ~12 times
     assert (tmp_path / "jax" / "model.weights.h5").exists()
+    assert out["seen"]["policy"] == "float32" and out["seen"]["activation"] == "float32"
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
+def test_bf16_computes_in_bfloat16_and_keeps_float32_weights(shards, tmp_path, backend):
+    """`--bf16` (mixed_precision) on CPU, tiny towers, 4 steps: the layers compute in bfloat16
+    while the variables, the tower outputs and the loss are float32 (losses.in_batch_scores);
+    the loss is finite; the saved weights and checkpoints are float32 and reload under the
+    default float32 policy (here, on TensorFlow) into the run's model: the same held-out loss and
+    the same query embeddings up to bfloat16 rounding (not exactly: the run computed in
+    bfloat16); the reloaded model exports, and the SavedModel gives Keras' embeddings."""
+    if backend == "jax":
+        pytest.importorskip("jax")
+    run = tmp_path / backend
+    out = _train_run(shards, run, backend, mixed_precision=True, steps=4, tasks=["ict"],
+                     checkpoint_every=2, log_every=2, eval_batches=1, eval_batch_size=16)
+    losses = [r["loss"] for r in out["log"]]
+    assert len(losses) == 2 and all(np.isfinite(losses)), losses
+    seen = out["seen"]
+    trained, ids = np.array(seen.pop("query_emb")), np.array(seen.pop("query_ids"), "int32")
+    assert seen == {"policy": "mixed_bfloat16", "compute": "bfloat16", "activation": "bfloat16",
+                    "tower": "float32", "loss": "float32", "weights": ["float32"]}, seen
+    assert out["policy_after"] == "float32"  # the run restores the global policy
+    saved = [run / "model.weights.h5", *run.glob("checkpoints/step-*/model.weights.h5")]
+    assert len(saved) == 3
+    for path in saved:  # weights, and in checkpoints the AdamW moments
+        assert {a.dtype.name for a in _h5_arrays(path).values() if a.dtype.kind == "f"} \
+            == {"float32"}, path
+
+    model = load_model(run)
+    assert {v.dtype for v in model.weights} == {"float32"}
+    config = TrainConfig.from_dict(json.loads((run / "train_config.json").read_text()))
+    again = in_batch_accuracy(model, eval_batches(config, model.config, ["ict"]), 1)
+    assert again["examples"] == out["eval"]["examples"] == 16
+    assert again["loss"] == pytest.approx(out["eval"]["loss"], abs=0.02)
+    reloaded = np.asarray(model.encode_queries(ids))
+    err = np.abs(reloaded - trained).max()
+    assert 0 < err < 0.02 * np.abs(trained).max(), err  # measured ~0.006 of the largest
+    if backend != "tensorflow":  # the reloaded model is the same float32 TwoTower: export once
+        return
+    export = pytest.importorskip("wikipairs.trainer.export")
+    pytest.importorskip("tensorflow_text")
+    from wikipairs.vocab import Tokenizer
+
+    export.export_saved_model(model, str(run / "spm.model"), str(tmp_path / "export"))
+    questions = ["Who wrote the gensim library?", "topic models"]
+    tokenizer, length = Tokenizer(str(run / "spm.model")), model.config.max_query_len
+    ids = np.array([export.query_ids(tokenizer, q, length, pad=True) for q in questions], "int32")
+    np.testing.assert_allclose(export.load_encoders(str(tmp_path / "export")).query(questions),
+                               np.asarray(model.encode_queries(ids)), atol=1e-5)
 
 
 # ---- command line ------------------------------------------------------------------------------

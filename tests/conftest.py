@@ -95,13 +95,18 @@ def elwiki_sample(parsed_dumps) -> ParsedDump:
 
 # ---- the command line -----------------------------------------------------------------------
 
+def cli_command(*args) -> tuple[list[str], dict]:
+    """(argv, environment) of `wikipairs ARGS` in a fresh interpreter (for subprocess)."""
+    env = dict(os.environ, NLTK_DATA=str(NLTK_DATA), PYTHONIOENCODING="utf-8")
+    return [sys.executable, "-m", "wikipairs.cli", *map(str, args)], env
+
+
 def run_cli(*args: str, cwd: Path | str | None = None, timeout: float = 300
             ) -> subprocess.CompletedProcess:
     """`wikipairs ARGS` in a fresh interpreter: real exit status, real stdout and stderr."""
-    env = dict(os.environ, NLTK_DATA=str(NLTK_DATA), PYTHONIOENCODING="utf-8")
-    return subprocess.run([sys.executable, "-m", "wikipairs.cli", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, encoding="utf-8",
-                          timeout=timeout)
+    argv, env = cli_command(*args)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                          encoding="utf-8", timeout=timeout)
 
 
 def describe(result: subprocess.CompletedProcess) -> str:

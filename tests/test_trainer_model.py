@@ -214,6 +214,26 @@ def test_in_batch_softmax_loss_matches_numpy():
                                np.log(4), rtol=1e-6)
 
 
+def test_losses_of_bfloat16_inputs_are_computed_in_float32():
+    """Under --bf16 (mixed_bfloat16) the embeddings may arrive as bfloat16: the scores, the
+    softmax and the loss are float32, equal (1e-6) to the float64 loss of the bfloat16-rounded
+    embeddings. (Scores left in bfloat16 keep ~3 significant digits: here that shifts the loss by
+    1e-4 to 1e-3, and a near-zero loss rounds to 0.)"""
+    rng = np.random.default_rng(4)
+    q = rng.normal(size=(32, 128))
+    d = q + 3.0 * rng.normal(size=(32, 128))  # losses ~0.4 at temperature 0.05
+    q, d = (x / np.linalg.norm(x, axis=1, keepdims=True) for x in (q, d))
+    q16, d16 = ops.cast(q, "bfloat16"), ops.cast(d, "bfloat16")
+    rounded_q, rounded_d = (np_(ops.cast(x, "float32")).astype(np.float64) for x in (q16, d16))
+    for t in (1.0, 0.05):
+        for loss in (in_batch_softmax_loss(q16, d16, t), cross_replica_in_batch_loss(q16, d16, t)):
+            assert keras.backend.standardize_dtype(loss.dtype) == "float32"
+            np.testing.assert_allclose(np_(loss), numpy_loss(rounded_q, rounded_d, t), rtol=1e-6)
+    logits = ops.cast(rng.normal(size=(2, 5, 7)), "bfloat16")
+    mlm = masked_lm_loss(np.zeros((2, 5), "int32"), logits, np.ones((2, 5), "float32"))
+    assert keras.backend.standardize_dtype(mlm.dtype) == "float32"
+
+
 # ---- towers -----------------------------------------------------------------------------------
 
 def test_two_tower_shapes_normalization_and_encode_methods():

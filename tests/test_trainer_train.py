@@ -7,10 +7,13 @@ sequences, the BoW model or run_eagerly.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +23,8 @@ import pytest
 keras = pytest.importorskip("keras")
 pytest.importorskip("tensorflow")
 
-from conftest import NLTK_DATA, REPO, assert_one_line_error, describe, run_cli, wiki_file  # noqa: E402
+from conftest import (NLTK_DATA, REPO, assert_one_line_error, cli_command,  # noqa: E402
+                      describe, run_cli, wiki_file)
 
 from wikipairs.errors import WikipairsError  # noqa: E402
 from wikipairs.trainer import data  # noqa: E402
@@ -242,6 +246,153 @@ def test_resume_after_interruption_continues_from_the_checkpoint(shards, tmp_pat
         pretrain(_config(shards, run, **{**common, "batch_size": 8}))
 
 
+def test_a_rerun_discards_what_a_killed_run_half_wrote(shards, tmp_path):
+    """What a SIGKILL can leave in a run folder, made by hand after an in-process interruption
+    at step 7 (last checkpoint: step 5; log: steps 1-7): the next checkpoint half written under
+    its temporary name (step-00000010.tmp/ with a truncated model.weights.h5), a cut
+    checkpoint.json.tmp naming it, truncated final weights under their temporary name, and half
+    a log line. The same run again resumes from step 5, the last complete checkpoint, has deleted
+    every temporary name before its first step, and logs each step once."""
+    common = dict(model="bow", steps=10, checkpoint_every=5, log_every=1, eval_batches=1,
+                  model_overrides={**SHORT, "hidden_size": 64, "embedding_dim": 64})
+    run = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(_config(shards, run, **common), callbacks=[_Interrupt(after=7)])
+    ckpt = run / "checkpoints"
+    complete = (ckpt / "step-00000005" / "model.weights.h5").read_bytes()
+    (ckpt / "step-00000010.tmp").mkdir()
+    (ckpt / "step-00000010.tmp" / "model.weights.h5").write_bytes(complete[:len(complete) // 3])
+    (ckpt / "checkpoint.json.tmp").write_text('{"path": "step-00000010", "st')
+    (run / "model.tmp.weights.h5").write_bytes(complete[:4096])
+    with open(run / "train_log.jsonl", "a") as f:
+        f.write('{"step": 8, "loss": 2.77')
+    assert latest_checkpoint(str(ckpt))[0] == 5
+
+    class TemporaryNames(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.left = sorted(p.name for p in run.rglob("*.tmp*"))
+
+    seen = TemporaryNames()
+    resumed = pretrain(_config(shards, run, **common), callbacks=[seen])
+    assert resumed["initial_step"] == 5 and [r["step"] for r in resumed["log"]] == [6, 7, 8, 9, 10]
+    assert seen.left == [] and not list(run.rglob("*.tmp*"))
+    assert _logged_steps(run / "train_log.jsonl") == list(range(1, 11))
+    assert latest_checkpoint(str(ckpt))[0] == 10
+    assert sorted(p.name for p in ckpt.glob("step-*")) == ["step-00000005", "step-00000010"]
+    assert len(_weights(run)) == 10 and (run / "eval.json").is_file()
+
+
+# the command the kill test runs three times: small BoW towers and a checkpoint every 2 steps
+# (~17 steps/s here, checkpoints included), so the kill lands long before the 30th step
+KILL_RUN = ("--model", "bow", "--model-opt", "max_query_len=32", "--model-opt", "max_doc_len=96",
+            "--model-opt", "hidden_size=64", "--model-opt", "embedding_dim=64",
+            "--batch-size", "16", "--steps", "30", "--lr", "1e-3", "--checkpoint-every", "2",
+            "--log-every", "2", "--eval-batches", "2")
+
+
+def _train_cli(shards, output) -> tuple[list[str], dict]:
+    return cli_command("train", "pretrain", "--data", shards, "-o", output, *KILL_RUN)
+
+
+def _h5_arrays(path) -> dict[str, np.ndarray]:
+    """Every dataset of an HDF5 file by its path (weights and, in checkpoints, optimizer)."""
+    import h5py
+
+    out = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, obj: out.__setitem__(name, obj[()])
+                     if isinstance(obj, h5py.Dataset) else None)
+    return out
+
+
+def _logged_steps(path: Path) -> list[int]:
+    """The steps in a train_log.jsonl that a running process appends to (a cut last line is
+    skipped)."""
+    steps = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        with contextlib.suppress(ValueError):
+            steps.append(json.loads(line)["step"])
+    return steps
+
+
+def _kill_after_first_checkpoint(argv, env, output: Path, timeout: float = 180) -> dict:
+    """Starts `argv` in its own process group and SIGKILLs the group once a checkpoint is
+    complete on disk (checkpoint.json exists: train.py writes it last, by rename, after renaming
+    the step folder it names into place) and the log has a later step (the logger runs just
+    before the checkpoint callback, so the run is then writing its next checkpoint, or past it).
+    Returns what the kill left: the checkpoint's step, the logged steps, the temporary names."""
+    state, log = output / "checkpoints" / "checkpoint.json", output / "train_log.jsonl"
+    console = output.parent / f"{output.name}.console.txt"
+    with open(console, "w") as sink:
+        process = subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        try:
+            deadline, first = time.monotonic() + timeout, None
+            while first is None or max(_logged_steps(log), default=0) <= first:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the run was not caught after a checkpoint (status "
+                                f"{process.poll()}):\n{console.read_text()[-3000:]}")
+                if first is None and state.exists():
+                    first = json.loads(state.read_text())["step"]
+                time.sleep(0.002)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == -signal.SIGKILL, "the run ended before it was killed"
+    step, path = latest_checkpoint(str(output / "checkpoints"))
+    assert set(os.listdir(path)) >= {"model.weights.h5", "rng.npz", "rng.json"}
+    return {"step": step, "logged": _logged_steps(log),
+            "temporary": sorted(p.name for p in output.rglob("*.tmp*"))}
+
+
+def test_killed_cli_run_resumes_from_its_last_checkpoint(shards, tmp_path):
+    """`wikipairs train pretrain` SIGKILLed (the whole process group) after its first checkpoint,
+    typically while it writes the next one, then the same command again: it resumes at the
+    checkpoint's step and ends with the weights, log, evaluation and files of an uninterrupted
+    run of the command. The weights are compared exactly: the restored state (weights, AdamW
+    moments and step counter, dropout RNG state) and the input position (the first `step`
+    batches skipped) are those of the uninterrupted run at that step, and TensorFlow's CPU
+    kernels give the same bits for the same shapes in a new process (every run here did). The
+    log's losses are means over the logging window, summed in another order after the restart:
+    1e-5."""
+    straight, run = tmp_path / "straight", tmp_path / "killed"
+    argv, env = _train_cli(shards, straight)
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, describe(result)
+    assert "resuming at" not in result.stdout and "done: 30 steps;" in result.stdout
+
+    argv, env = _train_cli(shards, run)
+    killed = _kill_after_first_checkpoint(argv, env, run)
+    print("after the kill:", killed)  # mostly: the log one step ahead, step-N.tmp/ half written
+    step = killed["step"]
+    assert 2 <= step < 30 and step % 2 == 0, killed
+    assert not (run / "model.weights.h5").exists() and not (run / "eval.json").exists()
+
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, describe(result)
+    assert f"resuming at step {step}" in result.stdout, describe(result)
+    assert f"done: 30 steps (resumed at {step})" in result.stdout, describe(result)
+
+    expected, got = _h5_arrays(straight / "model.weights.h5"), _h5_arrays(run / "model.weights.h5")
+    assert sorted(got) == sorted(expected) and len(got) == 10
+    for name in expected:
+        np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
+    # the run folder: the same files as the uninterrupted run's, nothing half-written
+    assert sorted(p.name for p in run.iterdir()) == sorted(p.name for p in straight.iterdir())
+    assert not [p for p in run.rglob("*") if ".tmp" in p.name]
+    assert latest_checkpoint(str(run / "checkpoints"))[0] == 30
+    steps_kept = sorted(p.name for p in (run / "checkpoints").glob("step-*"))
+    assert steps_kept == ["step-00000028", "step-00000030"]
+    assert json.loads((run / "eval.json").read_text()) == \
+        json.loads((straight / "eval.json").read_text())
+    log, reference = ([json.loads(line) for line in (folder / "train_log.jsonl").read_text()
+                       .splitlines()] for folder in (run, straight))
+    assert [r["step"] for r in log] == [r["step"] for r in reference] == list(range(2, 31, 2))
+    np.testing.assert_allclose([r["loss"] for r in log], [r["loss"] for r in reference],
+                               rtol=1e-5)
+
+
 def test_mlm_objective_initializes_both_towers(shards, tmp_path):
     config = _config(shards, tmp_path / "mlm", objective="mlm", steps=3, run_eagerly=True,
                      model_overrides={"max_query_len": 16, "max_doc_len": 32}, eval_batches=1)
@@ -255,33 +406,119 @@ def test_mlm_objective_initializes_both_towers(shards, tmp_path):
         pretrain(_config(shards, tmp_path / "bow-mlm", objective="mlm", model="bow"))
 
 
-JAX_RUN = r'''
-import json, math, sys
-from wikipairs.trainer.train import TrainConfig, pretrain
-summary = pretrain(TrainConfig(
-    data=[sys.argv[1]], output=sys.argv[2], model="tiny", tasks=["wlp"], batch_size=16, steps=60,
-    learning_rate=1e-3, warmup_fraction=0.1, checkpoint_every=30, log_every=15, eval_batches=0,
-    model_overrides={"max_query_len": 32, "max_doc_len": 64, "dropout": 0.0,
-                     "attention_dropout": 0.0}, quiet=True))
+# `python -c TRAIN_RUN SHARDS OUTPUT SETTINGS_JSON` under a chosen KERAS_BACKEND: a tiny run
+# (SETTINGS override these) whose last stdout line is JSON: the backend, the log, whether
+# tensorflow was imported, and what a callback saw during training: the dtype policy, the
+# encoder's compute dtype, the dtypes of an encoder activation, a tower output and the loss,
+# and the dtypes of the weights.
+TRAIN_RUN = r'''
+import json, sys
 import keras
-print(json.dumps({"backend": keras.backend.backend(), "log": summary["log"],
+import numpy as np
+from wikipairs.trainer.train import TrainConfig, pretrain
+settings = dict(model="tiny", tasks=["wlp"], batch_size=16, steps=60, learning_rate=1e-3,
+                checkpoint_every=30, log_every=15, eval_batches=0, quiet=True,
+                model_overrides={"max_query_len": 32, "max_doc_len": 64, "dropout": 0.0,
+                                 "attention_dropout": 0.0})
+settings.update(json.loads(sys.argv[3]))
+rng = np.random.default_rng(0)
+query_ids = rng.integers(5, 4000, (4, 32)).astype("int32")
+query_ids[:, 0] = 1
+for row, n in enumerate((32, 20, 9, 3)):
+    query_ids[row, n:] = 0
+seen = {"query_ids": query_ids.tolist()}
+class Dtypes(keras.callbacks.Callback):
+    def on_train_end(self, logs=None):  # the trained query tower, in the run's dtype policy
+        emb = self.model.encode_queries(query_ids)
+        seen["query_emb"] = keras.ops.convert_to_numpy(emb).tolist()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if "policy" in seen:
+            return
+        m, ids, dtype = self.model, np.ones((2, 8), "int32"), keras.backend.standardize_dtype
+        out = m({"query_ids": ids, "doc_ids": ids})
+        seen.update(policy=m.dtype_policy.name, compute=m.query_tower.encoder.compute_dtype,
+                    activation=dtype(m.query_tower.encoder(ids).dtype),
+                    tower=dtype(out["query_emb"].dtype),
+                    loss=dtype(m.compute_loss(y_pred=out).dtype),
+                    weights=sorted({dtype(v.dtype) for v in m.weights}))
+summary = pretrain(TrainConfig(data=[sys.argv[1]], output=sys.argv[2], **settings),
+                   callbacks=[Dtypes()])
+print(json.dumps({"backend": keras.backend.backend(), "log": summary["log"], "seen": seen,
+                  "eval": summary["eval"], "policy_after": keras.config.dtype_policy().name,
                   "tensorflow": "tensorflow" in sys.modules}))
 '''
 
 
-def test_tiny_trains_on_the_jax_backend_without_tensorflow(shards, tmp_path):
-    pytest.importorskip("jax")
-    env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
-    result = subprocess.run([sys.executable, "-c", JAX_RUN, str(shards), str(tmp_path / "jax")],
-                            env=env, capture_output=True, text=True, timeout=300)
+def _train_run(shards, output, backend: str, **settings) -> dict:
+    env = dict(os.environ, KERAS_BACKEND=backend, JAX_PLATFORMS="cpu")
+    result = subprocess.run([sys.executable, "-c", TRAIN_RUN, str(shards), str(output),
+                             json.dumps(settings)], env=env, capture_output=True, text=True,
+                            timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
-    assert out["backend"] == "jax"
+    assert out["backend"] == backend
+    return out
+
+
+def test_tiny_trains_on_the_jax_backend_without_tensorflow(shards, tmp_path):
+    pytest.importorskip("jax")
+    out = _train_run(shards, tmp_path / "jax", "jax")
     assert out["tensorflow"] is False, "the JAX run imported tensorflow"
     losses = [r["loss"] for r in out["log"]]
     assert len(losses) == 4 and all(np.isfinite(losses)), losses
     assert losses[-1] < losses[0] - 0.2, losses  # 79 WLP train pairs seen ~12 times
     assert (tmp_path / "jax" / "model.weights.h5").exists()
+    assert out["seen"]["policy"] == "float32" and out["seen"]["activation"] == "float32"
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
+def test_bf16_computes_in_bfloat16_and_keeps_float32_weights(shards, tmp_path, backend):
+    """`--bf16` (mixed_precision) on CPU, tiny towers, 4 steps: the layers compute in bfloat16
+    while the variables, the tower outputs and the loss are float32 (losses.in_batch_scores);
+    the loss is finite; the saved weights and checkpoints are float32 and reload under the
+    default float32 policy (here, on TensorFlow) into the run's model: the same held-out loss and
+    the same query embeddings up to bfloat16 rounding (not exactly: the run computed in
+    bfloat16); the reloaded model exports, and the SavedModel gives Keras' embeddings."""
+    if backend == "jax":
+        pytest.importorskip("jax")
+    run = tmp_path / backend
+    out = _train_run(shards, run, backend, mixed_precision=True, steps=4, tasks=["ict"],
+                     checkpoint_every=2, log_every=2, eval_batches=1, eval_batch_size=16)
+    losses = [r["loss"] for r in out["log"]]
+    assert len(losses) == 2 and all(np.isfinite(losses)), losses
+    seen = out["seen"]
+    trained, ids = np.array(seen.pop("query_emb")), np.array(seen.pop("query_ids"), "int32")
+    assert seen == {"policy": "mixed_bfloat16", "compute": "bfloat16", "activation": "bfloat16",
+                    "tower": "float32", "loss": "float32", "weights": ["float32"]}, seen
+    assert out["policy_after"] == "float32"  # the run restores the global policy
+    saved = [run / "model.weights.h5", *run.glob("checkpoints/step-*/model.weights.h5")]
+    assert len(saved) == 3
+    for path in saved:  # weights, and in checkpoints the AdamW moments
+        assert {a.dtype.name for a in _h5_arrays(path).values() if a.dtype.kind == "f"} \
+            == {"float32"}, path
+
+    model = load_model(run)
+    assert {v.dtype for v in model.weights} == {"float32"}
+    config = TrainConfig.from_dict(json.loads((run / "train_config.json").read_text()))
+    again = in_batch_accuracy(model, eval_batches(config, model.config, ["ict"]), 1)
+    assert again["examples"] == out["eval"]["examples"] == 16
+    assert again["loss"] == pytest.approx(out["eval"]["loss"], abs=0.02)
+    reloaded = np.asarray(model.encode_queries(ids))
+    err = np.abs(reloaded - trained).max()
+    assert 0 < err < 0.02 * np.abs(trained).max(), err  # measured ~0.006 of the largest
+    if backend != "tensorflow":  # the reloaded model is the same float32 TwoTower: export once
+        return
+    export = pytest.importorskip("wikipairs.trainer.export")
+    pytest.importorskip("tensorflow_text")
+    from wikipairs.vocab import Tokenizer
+
+    export.export_saved_model(model, str(run / "spm.model"), str(tmp_path / "export"))
+    questions = ["Who wrote the gensim library?", "topic models"]
+    tokenizer, length = Tokenizer(str(run / "spm.model")), model.config.max_query_len
+    ids = np.array([export.query_ids(tokenizer, q, length, pad=True) for q in questions], "int32")
+    np.testing.assert_allclose(export.load_encoders(str(tmp_path / "export")).query(questions),
+                               np.asarray(model.encode_queries(ids)), atol=1e-5)
 
 
 # ---- command line ------------------------------------------------------------------------------

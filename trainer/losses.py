@@ -12,7 +12,9 @@ from keras import ops
 
 def in_batch_scores(query_emb, doc_emb, temperature: float = 1.0):
     """Score matrix q . d^T / temperature: query_emb [B, D], doc_emb [N, D] -> [B, N], float32
-    (float64 for float64 inputs; float16/bfloat16 are computed in float32)."""
+    (float64 for float64 inputs). float16/bfloat16 embeddings (mixed precision, `--bf16`) are
+    cast to float32 before the product: bfloat16 scores keep ~3 significant digits, too few for
+    logits (a cosine of 1 at temperature 0.05, logit 20, is rounded to a multiple of 0.125)."""
     dtype = keras.backend.result_type(query_emb.dtype, doc_emb.dtype, "float32")
     q, d = ops.cast(query_emb, dtype), ops.cast(doc_emb, dtype)
     return ops.matmul(q, ops.transpose(d)) / temperature
@@ -32,6 +34,9 @@ def in_batch_softmax_loss(query_emb, doc_emb, temperature: float = 1.0, doc_emb_
 
     Returns a float32 scalar (float64 for float64 inputs):
         mean_i [logsumexp_j s_ij - s_(i, offset + i)],  s = q d^T / temperature.
+    The scores, the softmax and the cross-entropy are float32 also for bfloat16/float16
+    embeddings (`in_batch_scores` casts them up first), so mixed precision rounds the towers'
+    outputs but not the logits or the loss.
     """
     docs = doc_emb if doc_emb_global is None else doc_emb_global
     scores = in_batch_scores(query_emb, docs, temperature)  # [B, N]

@@ -10,9 +10,13 @@ over the first `warmup_fraction` of the steps, then decays linearly to 0 (AdamW,
 Checkpoints: every `checkpoint_every` steps, OUTPUT/checkpoints/step-NNNNNNNN/ holds the model
 and optimizer state (`model.weights.h5`, with the step counter) and the dropout RNG states;
 OUTPUT/checkpoints/checkpoint.json names the latest one and is written last. Running the same
-configuration again after an interruption restores the latest checkpoint and continues from its
-step, skipping the batches already seen, so the run ends after `steps` steps in all (and, with a
-deterministic input pipeline, with the weights of an uninterrupted run).
+configuration again after an interruption (also a SIGKILL) restores the latest checkpoint and
+continues from its step, skipping the batches already seen, so the run ends after `steps` steps
+in all (and, with a deterministic input pipeline, with the weights of an uninterrupted run).
+Every file is written under a temporary name (NAME.tmp, a checkpoint as step-NNNNNNNN.tmp/,
+weights as NAME.tmp.weights.h5) and renamed into place when complete; the previous checkpoint is
+deleted only once checkpoint.json names the new one. A resumed run deletes the temporary names a
+killed run left, and the train_log.jsonl records past the restored step (it logs them again).
 
 At the end OUTPUT holds: model.weights.h5 (a `TwoTower`, no optimizer state), model_config.json,
 train_config.json, spm.model (a copy of the vocabulary), eval.json (held-out in-batch
@@ -53,10 +57,12 @@ MODE_DEFAULTS = {
 }
 CHECKPOINTS = "checkpoints"
 CHECKPOINT_STATE = "checkpoint.json"
+RUN_STATE = "run.json"  # the run's identity settings, in the checkpoints folder
 WEIGHTS = "model.weights.h5"
 MODEL_CONFIG = "model_config.json"
 TRAIN_CONFIG = "train_config.json"
 VOCAB = "spm.model"
+VOCAB_LISTING = "spm.vocab"
 TRAIN_LOG = "train_log.jsonl"
 EVAL = "eval.json"
 KEEP_CHECKPOINTS = 2
@@ -355,7 +361,7 @@ def save_checkpoint(model, folder: str, step: int) -> str:
     folder/checkpoint.json naming it; keeps the last KEEP_CHECKPOINTS. Returns the path."""
     name = f"step-{step:08d}"
     final = os.path.join(folder, name)
-    tmp = final + ".tmp"
+    tmp = _tmp_path(final)
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     model.save_weights(os.path.join(tmp, WEIGHTS))
@@ -552,12 +558,69 @@ def load_model(folder: str):
     return model
 
 
-def _write_json(path: str, value) -> None:
-    tmp = path + ".tmp"
+def _tmp_path(path: str) -> str:
+    """Where `path` is written before it is renamed into place (Keras wants *.weights.h5)."""
+    if path.endswith(".weights.h5"):
+        return path[:-len(".weights.h5")] + ".tmp.weights.h5"
+    return path + ".tmp"
+
+
+def _write_text(path: str, text: str) -> None:
+    tmp = _tmp_path(path)
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=2, sort_keys=True)
-        f.write("\n")
+        f.write(text)
     os.replace(tmp, path)
+
+
+def _write_json(path: str, value) -> None:
+    _write_text(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
+
+
+def _copy_file(source: str, path: str) -> None:
+    tmp = _tmp_path(path)
+    shutil.copyfile(source, tmp)
+    os.replace(tmp, path)
+
+
+def _save_weights(model, path: str) -> None:
+    tmp = _tmp_path(path)
+    model.save_weights(tmp)
+    os.replace(tmp, path)
+
+
+def _remove_partial_writes(output: str, ckpt_dir: str) -> None:
+    """Deletes the temporary names (`_tmp_path`) of a run's files: what a killed run was
+    writing (other files in the output folder are left alone)."""
+    paths = [os.path.join(output, n) for n in (WEIGHTS, MODEL_CONFIG, TRAIN_CONFIG, EVAL, VOCAB,
+                                                VOCAB_LISTING, TRAIN_LOG)]
+    paths += [os.path.join(ckpt_dir, n) for n in (CHECKPOINT_STATE, RUN_STATE)]
+    paths += [os.path.join(ckpt_dir, d[:-len(".tmp")]) for d in os.listdir(ckpt_dir)
+              if d.startswith("step-") and d.endswith(".tmp")]
+    for tmp in map(_tmp_path, paths):
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp)
+        elif os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _trim_log(path: str, step: int) -> None:
+    """Keeps the train_log.jsonl records of steps <= `step`: a resumed run logs the later ones
+    again, and a killed run may have logged steps past its last checkpoint (or half a line)."""
+    if not os.path.exists(path):
+        return
+    kept = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:  # cut by the kill
+                continue
+            if isinstance(record, dict) and record.get("step", step + 1) <= step:
+                kept.append(json.dumps(record) + "\n")
+    if kept:
+        _write_text(path, "".join(kept))
+    else:
+        os.remove(path)
 
 
 def find_vocab(config: TrainConfig) -> str:
@@ -671,7 +734,7 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
     os.makedirs(output, exist_ok=True)
     ckpt_dir = os.path.join(output, CHECKPOINTS)
     os.makedirs(ckpt_dir, exist_ok=True)
-    run_path = os.path.join(ckpt_dir, "run.json")
+    run_path = os.path.join(ckpt_dir, RUN_STATE)
     latest = latest_checkpoint(ckpt_dir)
     if latest is not None and os.path.exists(run_path):
         with open(run_path, encoding="utf-8") as f:
@@ -681,10 +744,8 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
         if changed:
             raise TrainError(f"{output} holds a checkpoint of another run ({', '.join(changed)} "
                              f"differ): use another --output, or delete {ckpt_dir} to start over")
-    else:
-        log_path = os.path.join(output, TRAIN_LOG)
-        if os.path.exists(log_path):
-            os.remove(log_path)
+    _remove_partial_writes(output, ckpt_dir)
+    _trim_log(os.path.join(output, TRAIN_LOG), min(latest[0], config.steps) if latest else 0)
     _write_json(run_path, _identity(config))
 
     previous_policy = keras.config.dtype_policy()
@@ -820,17 +881,16 @@ def _has_format(data_dirs, tasks, fmt: str = "parquet") -> bool:
 
 def _save_outputs(config, model_config, model, vocab_path, evaluation) -> None:
     out = config.output
-    model.save_weights(os.path.join(out, WEIGHTS))
-    with open(os.path.join(out, MODEL_CONFIG), "w", encoding="utf-8") as f:
-        f.write(model_config.to_json() + "\n")
+    _save_weights(model, os.path.join(out, WEIGHTS))
+    _write_text(os.path.join(out, MODEL_CONFIG), model_config.to_json() + "\n")
     _write_json(os.path.join(out, TRAIN_CONFIG), config.to_dict())
-    _write_json(os.path.join(out, EVAL), evaluation)
     target = os.path.join(out, VOCAB)
     if os.path.abspath(vocab_path) != os.path.abspath(target):
-        shutil.copyfile(vocab_path, target)
+        _copy_file(vocab_path, target)
         listing = os.path.splitext(vocab_path)[0] + ".vocab"
         if os.path.exists(listing):
-            shutil.copyfile(listing, os.path.join(out, "spm.vocab"))
+            _copy_file(listing, os.path.join(out, VOCAB_LISTING))
+    _write_json(os.path.join(out, EVAL), evaluation)  # last: the run is complete
 
 
 def _print_start(config, model_config, tasks, replicas, initial_step) -> None:

@@ -7,8 +7,7 @@ from wikipairs.pair_shards import pair_row, shard_of, write_shard
 from wikipairs.pairs import approx_token_count
 from wikipairs.splits import index_for
 
-from .transforms import (IndexTitles, ParseAndPair, PrepareFile, ResolveRedirects, UnionTitles,
-                         WlpJoin)
+from .transforms import IndexTitles, ParseAndPair, PrepareFile, UnionTitles, WlpJoin
 
 
 class _ToRow(beam.DoFn):
@@ -60,8 +59,11 @@ class WriteShards(beam.PTransform):
 
 
 def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, formats, tokenizer,
-                   num_shards, output, title_capacity, workdir, progress_dir=None):
-    """Add the whole build to `pipeline`. ICT and BFS get one shard per split; WLP `num_shards`."""
+                   num_shards, output, title_capacity, workdir, progress_dir=None,
+                   redirects_in_memory=False):
+    """Add the whole build to `pipeline`. ICT and BFS get one shard per split; WLP `num_shards`.
+    `redirects_in_memory`: WLP resolves link targets through one redirect table (a side input)
+    instead of keyed joins (see WlpJoin)."""
     planned, indexed, per_file = [], [], {}
     for index, split in enumerate(splits):
         if split.whole_file:
@@ -88,8 +90,8 @@ def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, fo
         titles=beam.pvalue.AsSingleton(titles)).with_outputs(
             "wlp_query", "wlp_doc", "redirects", main="notes")
     if "wlp" in tasks:
-        finals = parsed.redirects | "ResolveRedirects" >> ResolveRedirects()
-        wlp = ((parsed.wlp_query, parsed.wlp_doc, finals) | "WlpJoin" >> WlpJoin(pairs))
+        wlp = ((parsed.wlp_query, parsed.wlp_doc, parsed.redirects)
+               | "WlpJoin" >> WlpJoin(pairs, redirects_in_memory))
         wlp | "Write_wlp" >> WriteShards(output, "wlp", num_shards, formats, tokenizer,
                                          pairs.query_max_tokens, pairs.doc_max_tokens)
     return parsed.notes

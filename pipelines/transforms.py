@@ -22,7 +22,8 @@ from wikipairs.bloom import BloomFilter
 from wikipairs.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs import PairBuilder, PairConfig, WlpDoc, approx_token_count, wlp_rank
 from wikipairs.parse import ParseConfig, parse_page
-from wikipairs.redirects import MAX_DEPTH
+from wikipairs.records import Redirect
+from wikipairs.redirects import MAX_DEPTH, RedirectMap
 from wikipairs.splits import index_titles, prepare_file, read_split
 from wikipairs.titles import TitleParser
 from wikipairs.wikitext import Cleaner, ParseOptions
@@ -289,19 +290,46 @@ class TopWlpDocs(beam.CombineFn):
         return [doc for _, doc in acc.values()]
 
 
-class WlpJoin(beam.PTransform):
-    """Queries (title, WlpQuery) + documents (raw target, WlpDoc) + resolved redirects
-    (source, final) -> WLP Pairs."""
+class CollectRedirects(beam.CombineFn):
+    """(source, target) redirects -> one RedirectMap (chains collapsed as `wikipairs parse`
+    does), for builds whose redirect table fits in memory."""
 
-    def __init__(self, config: PairConfig):
+    def create_accumulator(self):
+        return []
+
+    def add_input(self, acc, redirect):
+        acc.append(redirect)
+        return acc
+
+    def merge_accumulators(self, accs):
+        return [r for acc in accs for r in acc]
+
+    def extract_output(self, acc):
+        return RedirectMap(Redirect(source, target) for source, target in sorted(acc))
+
+
+class WlpJoin(beam.PTransform):
+    """Queries (title, WlpQuery) + documents (raw target, WlpDoc) + redirects (source, target)
+    -> WLP Pairs. Link targets are resolved through the redirects either by one in-memory
+    RedirectMap, a side input (`redirects_in_memory`: few stages, for tables that fit), or by
+    ResolveRedirects' keyed joins and a join on the raw target (no worker holds the table)."""
+
+    def __init__(self, config: PairConfig, redirects_in_memory: bool = False):
         super().__init__()
-        self.config = config
+        self.config, self.in_memory = config, redirects_in_memory
 
     def expand(self, inputs):
-        queries, docs, finals = inputs
-        resolved = ({"doc": docs, "final": finals}
-                    | "ByRawTarget" >> beam.CoGroupByKey()
-                    | "Resolve" >> beam.ParDo(_ResolveTarget()))
+        queries, docs, redirects = inputs
+        if self.in_memory:
+            table = redirects | "RedirectMap" >> beam.CombineGlobally(CollectRedirects())
+            resolved = docs | "Resolve" >> beam.Map(
+                lambda kv, table: (table.resolve(kv[0]), kv[1]),
+                table=beam.pvalue.AsSingleton(table))
+        else:
+            finals = redirects | "ResolveRedirects" >> ResolveRedirects()
+            resolved = ({"doc": docs, "final": finals}
+                        | "ByRawTarget" >> beam.CoGroupByKey()
+                        | "Resolve" >> beam.ParDo(_ResolveTarget()))
         capped = (resolved
                   | "WithTitle" >> beam.Map(lambda kv: (kv[0], kv))
                   | "TopDocs" >> beam.CombinePerKey(TopWlpDocs(self.config)))
@@ -330,5 +358,6 @@ class _WlpPairs(beam.DoFn):
         flush_counts(self.counts)
 
 
-__all__ = ["PrepareFile", "IndexTitles", "UnionTitles", "ParseAndPair", "ResolveRedirects", "WlpJoin", "TopWlpDocs",
+__all__ = ["PrepareFile", "IndexTitles", "UnionTitles", "ParseAndPair", "ResolveRedirects",
+           "CollectRedirects", "WlpJoin", "TopWlpDocs",
            "flush_counts", "NAMESPACE"]

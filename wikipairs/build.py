@@ -47,6 +47,7 @@ class BuildConfig:
     num_shards: int = 0  # WLP shards; 0: from the input size (ICT, BFS: one shard per split)
     streams_per_split: int = STREAMS_PER_SPLIT
     parts_per_file: int = PARTS_PER_FILE
+    redirects: str = "auto"  # "memory" | "join" | "auto" (see redirects_in_memory)
     runner: str = "DirectRunner"
     workers: int = 0  # DirectRunner processes (0: all cores) or Dataflow workers
     dry_run: bool = False
@@ -80,6 +81,20 @@ def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> 
 def title_capacity(paths: list[str]) -> int:
     """Titles the Bloom filter is sized for: enwiki has about one per KB of compressed dump."""
     return max(100_000, sum(fileio.size(p) for p in paths) // 1000)
+
+
+# Below this much compressed input (~0.5M redirects at English Wikipedia's ratio, ~100 MB as a
+# Python dict) WLP resolves link targets through one in-memory redirect table, a side input;
+# above it, by keyed joins that never hold the table (enwiki: ~11M redirects, ~24 GB of input).
+REDIRECTS_IN_MEMORY_MAX_BYTES = 1 << 30
+
+
+def redirects_in_memory(config: "BuildConfig", paths: list[str]) -> bool:
+    if config.redirects not in ("auto", "memory", "join"):
+        raise BuildError(f"--redirects must be auto, memory or join, not {config.redirects!r}")
+    if config.redirects != "auto":
+        return config.redirects == "memory"
+    return sum(fileio.size(p) for p in paths) <= REDIRECTS_IN_MEMORY_MAX_BYTES
 
 
 def auto_shards(paths: list[str]) -> int:
@@ -148,6 +163,7 @@ def build(config: BuildConfig) -> dict:
             raise BuildError(f"{config.vocab}: no such SentencePiece model")
         tokenizer = Tokenizer(config.vocab)
     num_shards = config.num_shards or auto_shards(paths)
+    in_memory = redirects_in_memory(config, paths)
     if not config.dry_run:
         _clean_output(config)
     local = not fileio.is_url(config.output) and not config.dry_run
@@ -159,6 +175,7 @@ def build(config: BuildConfig) -> dict:
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
                    tokenizer=tokenizer, num_shards=num_shards, output=config.output,
                    title_capacity=title_capacity(paths),
+                   redirects_in_memory=in_memory,
                    workdir=fileio.join(config.output, WORKDIR), progress_dir=progress_dir)
     started = time.monotonic()
     try:
@@ -177,7 +194,8 @@ def build(config: BuildConfig) -> dict:
     stats = _stats(config, read_notes(config.output), counters, time.monotonic() - started)
     stats.update(lang=lang, sentence_splitter=splitter.source,
                  tokens="sentencepiece:" + os.path.basename(config.vocab) if config.vocab
-                 else "words-and-punctuation", num_shards=num_shards, splits=len(splits))
+                 else "words-and-punctuation", num_shards=num_shards, splits=len(splits),
+                 redirects="memory" if in_memory else "join")
     write_json(fileio.join(config.output, "stats.json"), stats)
     _write_manifest(config, paths, num_shards, len(splits), stats)
     for folder in (NOTES, WORKDIR):

@@ -178,6 +178,11 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
               help="Multistream dumps with an index: bz2 streams (~100 pages each) per split.")
 @click.option("--parts-per-file", default=2, show_default=True, type=click.IntRange(1),
               help="Dumps without an index: splits per file (one shard each for ICT and BFS).")
+@click.option("--redirects", "redirect_mode", default="auto", show_default=True,
+              type=click.Choice(["auto", "memory", "join"]),
+              help="Resolve WLP link targets through one in-memory redirect table (a side "
+                   "input) or keyed joins (one per hop, for Wikipedia-size tables); auto: "
+                   "memory below 1 GiB of compressed input.")
 @click.option("--workers", default=0, show_default=True, type=click.IntRange(0),
               help="DirectRunner processes (0: all cores) or Dataflow workers.")
 @click.option("--runner", default="DirectRunner", show_default=True,
@@ -194,7 +199,7 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 @click.pass_context
 def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_docs_per_page,
           doc_max_tokens, query_max_tokens, min_query_tokens, ict_keep_rate, num_shards,
-          streams_per_split, parts_per_file, workers, runner, dry_run, namespaces, lang,
+          streams_per_split, parts_per_file, redirect_mode, workers, runner, dry_run, namespaces, lang,
           allow_truncated, keep_tables, quiet, progress):
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
 
@@ -219,7 +224,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
                          ict_keep_rate=ict_keep_rate, pairs_per_page=pairs_per_page,
                          wlp_docs_per_page=wlp_docs_per_page),
         parse=parse_config, num_shards=num_shards, streams_per_split=streams_per_split,
-        parts_per_file=parts_per_file, runner=runner, workers=workers,
+        parts_per_file=parts_per_file, redirects=redirect_mode, runner=runner, workers=workers,
         dry_run=dry_run, beam_args=list(ctx.args), command=sys.argv[:],
         quiet=quiet or not (progress if progress is not None else sys.stderr.isatty()),
         log_to_file=not (ctx.obj or {}).get("debug"))

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from . import fileio
+from . import fastbz2, fileio
 from .dump import DumpFile, decompressed, expand_inputs
 from .errors import DumpError
 from .fastbz2 import open_bz2
@@ -101,7 +101,8 @@ def _split_xml(split: Split) -> bytes:
     with fileio.open_read(split.path) as f:
         header = bz2.decompress(f.read(split.header_end))
         f.seek(split.start)
-        body = bz2.decompress(f.read() if split.end is None else f.read(split.end - split.start))
+        body = fastbz2.decompress(f.read() if split.end is None
+                                  else f.read(split.end - split.start))
     cut = header.find(b"<page>")
     header = header if cut < 0 else header[:cut]
     body = body.replace(b"</mediawiki>", b"")

@@ -33,6 +33,11 @@ from typing import BinaryIO
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+try:
+    from isal import igzip  # ISA-L's gzip: the shards' compression at ~4x zlib's speed
+except ImportError:  # a platform without its wheels: zlib
+    igzip = None
+
 from . import fileio
 
 __all__ = [
@@ -167,6 +172,108 @@ def encode_typed_example(features: Mapping[str, tuple[str, list]]) -> bytes:
         if values:
             getattr(feature, _LIST_FIELDS[kind]).value.extend(values)
     return example.SerializeToString(deterministic=True)
+
+
+class RowEncoder:
+    """Serializes rows of one flat schema as `tf.train.Example`s, byte-identical to
+    `encode_typed_example(example_values(fields, row))` and several times faster: the wire
+    format is written directly (Example -> Features -> map entries -> Feature -> *List), in
+    the map order protobuf's deterministic serialization uses (read once off an example that
+    protobuf serializes), and the entries of recurring scalar values (task, language, titles,
+    small ints) are remembered.
+
+    `kinds`: name -> (kind "bytes" | "int64" | "float", is_list), as schemas.example_kinds gives.
+    Rows hold str (UTF-8) or bytes, int or bool, float, or lists of one of those."""
+
+    _CACHE_SIZE = 10_000  # remembered entries per field (a few MB in all)
+
+    def __init__(self, kinds: Mapping[str, tuple[str, bool]]):
+        self.kinds = dict(kinds)
+        self.plan = []
+        for name in _map_order(self.kinds):
+            kind, is_list = self.kinds[name]
+            key = name.encode("utf-8")
+            prefix = b"\x0a" + _varint(len(key)) + key + b"\x12"  # entry: key, then value
+            self.plan.append((name, prefix, kind, is_list, {}))
+
+    def encode(self, row: Mapping[str, object]) -> bytes:
+        parts = []
+        for name, prefix, kind, is_list, cache in self.plan:
+            value = row[name]
+            if is_list:
+                parts.append(self._entry(prefix, kind, value))
+                continue
+            entry = cache.get(value)
+            if entry is None:
+                entry = self._entry(prefix, kind, (value,))
+                if len(cache) >= self._CACHE_SIZE:
+                    cache.clear()
+                if kind != "bytes" or len(entry) < 512:  # not passages: they seldom recur
+                    cache[value] = entry
+            parts.append(entry)
+        body = b"".join(parts)
+        return b"\x0a" + _varint(len(body)) + body
+
+    @staticmethod
+    def _entry(prefix: bytes, kind: str, values) -> bytes:
+        """One map entry (field 1 of Features), length-delimited, holding `values`."""
+        if not values:
+            feature = b""  # a Feature with no kind
+        elif kind == "bytes":
+            items = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
+            inner = b"".join([b"\x0a" + _varint(len(v)) + v for v in items])
+            feature = b"\x0a" + _varint(len(inner)) + inner  # Feature.bytes_list = 1
+        elif kind == "int64":
+            packed = b"".join([_varint(int(v)) for v in values])
+            inner = b"\x0a" + _varint(len(packed)) + packed
+            feature = b"\x1a" + _varint(len(inner)) + inner  # Feature.int64_list = 3
+        else:
+            packed = struct.pack(f"<{len(values)}f", *values)
+            inner = b"\x0a" + _varint(len(packed)) + packed
+            feature = b"\x12" + _varint(len(inner)) + inner  # Feature.float_list = 2
+        entry = prefix + _varint(len(feature)) + feature
+        return b"\x0a" + _varint(len(entry)) + entry
+
+
+_SMALL_VARINTS = [bytes((n,)) for n in range(128)]
+
+
+def _varint(n: int) -> bytes:
+    """Protobuf's base-128 varint; negative numbers as their 64-bit two's complement."""
+    if 0 <= n < 128:
+        return _SMALL_VARINTS[n]
+    n &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _map_order(kinds: Mapping[str, tuple[str, bool]]) -> list[str]:
+    """The order of the feature names in protobuf's deterministic serialization (its map
+    sorting is an implementation detail: ask it)."""
+    data = encode_typed_example({name: ("int64", [0]) for name in kinds})
+    names, at = [], 0
+    _, at = _read_varint(data, 1)
+    while at < len(data):
+        size, start = _read_varint(data, at + 1)  # an entry of Features.feature
+        key_size, key_start = _read_varint(data, start + 1)
+        names.append(data[key_start:key_start + key_size].decode("utf-8"))
+        at = start + size
+    return names
+
+
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        if byte < 0x80:
+            return value, at
+        shift += 7
 
 
 def decode_example(data: bytes) -> dict[str, list]:
@@ -413,6 +520,17 @@ def frame_records(records: Iterable[bytes]) -> bytes:
     return b"".join(parts)
 
 
+def _gzip_writer(fileobj: BinaryIO, compresslevel: int):
+    """A deterministic gzip stream (mtime 0, no file name) into `fileobj`. With python-isal
+    installed, ISA-L's deflate (about 4x zlib's speed at level 1, compressing a little better;
+    its levels are 0-3, so zlib's 4-9 become 3); else zlib's."""
+    if igzip is not None:
+        return igzip.GzipFile(filename="", mode="wb", fileobj=fileobj, mtime=0,
+                              compresslevel=min(compresslevel, 3))
+    return gzip.GzipFile(filename="", mode="wb", fileobj=fileobj, mtime=0,
+                         compresslevel=compresslevel)
+
+
 class TFRecordWriter:
     """Writes TFRecords to an open binary file object (a context manager).
 
@@ -430,9 +548,7 @@ class TFRecordWriter:
         if compression not in ("gzip", None):
             raise ValueError(f"compression must be 'gzip' or None, got {compression!r}")
         self._raw = fileobj
-        self._out = (gzip.GzipFile(filename="", mode="wb", fileobj=fileobj, mtime=0,
-                                   compresslevel=compresslevel)
-                     if compression == "gzip" else fileobj)
+        self._out = _gzip_writer(fileobj, compresslevel) if compression == "gzip" else fileobj
         self._batch: list[bytes] = []
         self._batch_bytes, self._pending = batch_bytes, 0
         self.records = 0

@@ -101,6 +101,22 @@ def auto_shards(paths: list[str]) -> int:
     return max(1, math.ceil(sum(fileio.size(p) for p in paths) / BYTES_PER_SHARD))
 
 
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """Fewer glibc malloc arenas for this process (the DirectRunner's runner) and, through the
+    environment, for the worker processes it starts. Beam's gRPC threads each get an arena by
+    default (up to 8 per core), and memory freed in one stays mapped: with 2 the peak RSS of a
+    build is ~10% lower and grows ~1.1x instead of ~1.2x for a 2x larger dump, at the same
+    speed (benchmarks/build_throughput.py). A no-op off glibc or where MALLOC_ARENA_MAX is set."""
+    if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
+        return
+    os.environ["MALLOC_ARENA_MAX"] = str(arenas)  # read by glibc when a worker starts
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").mallopt(-8, arenas)  # M_ARENA_MAX, for this running process
+    except (OSError, AttributeError):
+        pass
+
+
 def _runner_args(config: BuildConfig) -> list[str]:
     args = [f"--runner={config.runner}"]
     if config.runner in ("DirectRunner", "direct"):
@@ -169,6 +185,8 @@ def build(config: BuildConfig) -> dict:
     local = not fileio.is_url(config.output) and not config.dry_run
     progress_dir = os.path.join(config.output, WORKDIR, "progress") if local and not config.quiet \
         else None
+    if config.runner in ("DirectRunner", "direct") and not config.dry_run:
+        limit_malloc_arenas()
     options = PipelineOptions(_runner_args(config))
     pipeline = beam.Pipeline(options=options)
     build_pipeline(pipeline, splits=splits, sites=sites, splitter=splitter, parse=parse,

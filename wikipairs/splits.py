@@ -96,17 +96,30 @@ def plan_splits(patterns: list[str], streams_per_split: int = STREAMS_PER_SPLIT,
     return splits
 
 
-def _split_xml(split: Split) -> bytes:
-    """Header (root element and siteinfo) + the split's pages + the closing tag, decompressed."""
+_CLOSING = re.compile(rb"</mediawiki>\s*\Z")
+
+
+def _write_split_xml(split: Split, out) -> None:
+    """Header (root element and siteinfo) + the split's pages + the closing tag, decompressed
+    into the binary file `out` as the streams are decoded (a split of 50 streams is ~150 MB of
+    XML: never held whole). The last split's own closing tag is replaced by ours."""
     with fileio.open_read(split.path) as f:
         header = bz2.decompress(f.read(split.header_end))
+        cut = header.find(b"<page>")
+        out.write(header if cut < 0 else header[:cut])
         f.seek(split.start)
-        body = fastbz2.decompress(f.read() if split.end is None
-                                  else f.read(split.end - split.start))
-    cut = header.find(b"<page>")
-    header = header if cut < 0 else header[:cut]
-    body = body.replace(b"</mediawiki>", b"")
-    return header + body + b"</mediawiki>\n"
+        streams = f.read() if split.end is None else f.read(split.end - split.start)
+    body = fastbz2.FastBz2Reader(lambda: io.BytesIO(streams))  # compressed: ~1/4 of the XML
+    try:
+        tail = b""  # the last bytes, held back: they may hold the file's closing tag
+        while chunk := body.read1(1 << 20):
+            pending = tail + chunk
+            out.write(pending[:-64])
+            tail = pending[-64:]
+        out.write(_CLOSING.sub(b"", tail) if split.end is None else tail)
+    finally:
+        body.close()
+    out.write(b"</mediawiki>\n")
 
 
 # ---- files without an index: one decompression, a plain copy, byte ranges of whole pages -----
@@ -242,12 +255,16 @@ class _Limited(io.RawIOBase):
         return data
 
 
-def _pages_of_xml(xml: bytes, source: str, counts: Counter, allow_truncated: bool,
+def _pages_of_xml(write, source: str, counts: Counter, allow_truncated: bool,
                   lang: str | None) -> Iterator[Page]:
+    """The pages of the XML document that `write(binary file)` writes (bytes: those bytes)."""
     with tempfile.TemporaryDirectory(prefix="wikipairs-split-") as folder:
         tmp = os.path.join(folder, "split.xml")
         with open(tmp, "wb") as f:
-            f.write(xml)
+            if isinstance(write, bytes):
+                f.write(write)
+            else:
+                write(f)
         for page in DumpFile(tmp, lang=lang).pages(counts, allow_truncated):
             page.source = source
             yield page
@@ -274,12 +291,14 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
         if split.part == 0 and seen["truncated_files"]:
             counts["truncated_files"] += seen["truncated_files"]
         return
-    try:
-        xml = _split_xml(split)
-    except (OSError, EOFError, ValueError) as e:
-        raise DumpError(f"{split.path}: bytes {split.start}-{split.end} are not whole bz2 streams "
-                        f"({e})") from None
-    yield from _pages_of_xml(xml, split.path, counts, allow_truncated, lang)
+    def write(out):
+        try:
+            _write_split_xml(split, out)
+        except (OSError, EOFError, ValueError) as e:
+            raise DumpError(f"{split.path}: bytes {split.start}-{split.end} are not whole bz2 "
+                            f"streams ({e})") from None
+
+    yield from _pages_of_xml(write, split.path, counts, allow_truncated, lang)
 
 
 def index_titles(index_path: str, titles: TitleParser, capacity: int) -> BloomFilter:

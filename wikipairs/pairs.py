@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -240,6 +241,11 @@ class WlpQuery:
     lead: list[tuple[int, int, str]]  # usable lead sentences: (paragraph, sentence, text)
     counts: list[int] = field(default_factory=list)  # their tokens
 
+    def __reduce__(self):  # see _packed
+        return _unpack_query, (self.page_id, self.title, self.lang,
+                               [(p, i) for p, i, _ in self.lead],
+                               _packed([t for _, _, t in self.lead]), self.counts)
+
 
 @dataclass
 class WlpDoc:
@@ -253,6 +259,38 @@ class WlpDoc:
     link_in_text: bool
     order: int  # index of the link in the article's links: the first link to A wins
     tokens: int = 0  # title and passage tokens
+
+    def __reduce__(self):  # see _packed
+        return _unpack_doc, (self.page_id, self.title, self.lang, self.section, self.passage,
+                             _packed([self.text]), self.anchor, self.link_in_text, self.order,
+                             self.tokens)
+
+
+def _packed(texts: list[str]) -> tuple[list[int], bytes]:
+    """Texts as their lengths and their zlib-compressed UTF-8: how the two WLP sides are pickled
+    for the join's shuffle, which a local runner keeps in memory (texts are most of their bytes,
+    and compress ~2x)."""
+    return [len(t) for t in texts], zlib.compress("".join(texts).encode("utf-8"), 1)
+
+
+def _unpacked(packed: tuple[list[int], bytes]) -> list[str]:
+    lengths, data = packed
+    joined, texts, at = zlib.decompress(data).decode("utf-8"), [], 0
+    for length in lengths:
+        texts.append(joined[at:at + length])
+        at += length
+    return texts
+
+
+def _unpack_query(page_id, title, lang, positions, texts, counts) -> WlpQuery:
+    lead = [(p, i, t) for (p, i), t in zip(positions, _unpacked(texts))]
+    return WlpQuery(page_id, title, lang, lead, counts)
+
+
+def _unpack_doc(page_id, title, lang, section, passage, text, anchor, link_in_text, order,
+                tokens) -> WlpDoc:
+    return WlpDoc(page_id, title, lang, section, passage, _unpacked(text)[0], anchor,
+                  link_in_text, order, tokens)
 
 
 def wlp_rank(config: PairConfig, query_title: str, doc_page_id: int) -> int:

@@ -27,7 +27,7 @@ RESPONSE_SIGNATURE = "response_encoder"
 
 
 def _progress(label: str, done: int, total: int, started: float, quiet: bool, final=False):
-    if quiet:
+    if quiet or not (final or sys.stderr.isatty()):  # a log file gets the final line only
         return
     rate = done / max(time.time() - started, 1e-9)
     end = "\n" if final else "\r"

@@ -66,33 +66,14 @@ def multistream(path: Path, pages_per_stream: int = 100) -> Path:
     """A Wikimedia-style multistream copy of `path` with its index beside it (cached): a header
     stream, streams of `pages_per_stream` pages, a closing stream, and NAME-multistream-index.txt.bz2
     with `offset:page_id:title` per page, as dumps.wikimedia.org publishes them."""
-    import bz2
-    import re
+    from wikipairs.splits import write_multistream
     stem = path.name.split(".")[0]
     dump = CACHE / f"{stem}-multistream.xml.bz2"
     index = CACHE / f"{stem}-multistream-index.txt.bz2"
-    if dump.exists() and index.exists():
-        return dump
-    xml = bz2.open(path).read()
-    head, _, rest = xml.partition(b"  <page>")
-    body, _, tail = (b"  <page>" + rest).rpartition(b"</page>")
-    pages = [p + b"</page>" for p in body.split(b"</page>")]
-    lines = []
-    tmp = dump.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        f.write(bz2.compress(head))
-        for i in range(0, len(pages), pages_per_stream):
-            group = pages[i:i + pages_per_stream]
-            offset = f.tell()
-            for page in group:
-                page_id = int(re.search(rb"<id>(\d+)</id>", page).group(1))
-                title = re.search(rb"<title>(.*?)</title>", page, re.S).group(1).decode("utf-8")
-                lines.append(f"{offset}:{page_id}:{title}\n")
-            f.write(bz2.compress(b"".join(group)))
-        f.write(bz2.compress(tail))
-    with bz2.open(index, "wt", encoding="utf-8") as f:
-        f.writelines(lines)
-    os.replace(tmp, dump)
+    if not (dump.exists() and index.exists()):
+        tmp = dump.with_suffix(".tmp")
+        write_multistream(str(path), str(tmp), str(index), pages_per_stream)
+        os.replace(tmp, dump)
     return dump
 
 

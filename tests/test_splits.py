@@ -26,38 +26,21 @@ from wikipairs.pairs import PairBuilder, PairConfig, approx_token_count, build_p
 from wikipairs.pipelines.transforms import ResolveRedirects
 from wikipairs.records import Redirect
 from wikipairs.redirects import RedirectMap
-from wikipairs.splits import Split, index_for, plan_splits, read_split, stream_offsets
+from wikipairs.splits import (Split, index_for, plan_splits, read_split, stream_offsets,
+                              write_multistream)
 
 GENSIM = "enwiki-sample-gensim.xml.bz2"
 PAGES_PER_STREAM = 10
 
 
 def make_multistream(src: Path, folder: Path, name: str = "x") -> tuple[Path, Path, int]:
-    """A Wikimedia-style copy of `src`: a header stream (<mediawiki>, <siteinfo>), streams of
-    PAGES_PER_STREAM pages, a last stream with the closing tag, and NAME-multistream-index.txt.bz2
-    with `offset:page_id:title` per page. Returns (dump, index, number of page streams)."""
-    xml = bz2.open(src).read()
-    head, _, rest = xml.partition(b"  <page>")
-    body, _, tail = (b"  <page>" + rest).rpartition(b"</page>")
-    pages = [p + b"</page>" for p in body.split(b"</page>")]
-    assert len(pages) > 5 * PAGES_PER_STREAM
-    groups = [pages[i:i + PAGES_PER_STREAM] for i in range(0, len(pages), PAGES_PER_STREAM)]
+    """A Wikimedia-style copy of `src` in `folder` with PAGES_PER_STREAM pages per stream.
+    Returns (dump, index, number of page streams)."""
     dump = folder / f"{name}-multistream.xml.bz2"
     index = folder / f"{name}-multistream-index.txt.bz2"
-    lines = []
-    with open(dump, "wb") as f:
-        f.write(bz2.compress(head))
-        for group in groups:
-            offset = f.tell()
-            for page in group:
-                page_id = int(re.search(rb"<id>(\d+)</id>", page).group(1))
-                title = re.search(rb"<title>(.*?)</title>", page, re.S).group(1).decode("utf-8")
-                lines.append(f"{offset}:{page_id}:{title}\n")
-            f.write(bz2.compress(b"".join(group)))
-        f.write(bz2.compress(tail))
-    with bz2.open(index, "wt", encoding="utf-8") as f:
-        f.writelines(lines)
-    return dump, index, len(groups)
+    streams = write_multistream(str(src), str(dump), str(index), PAGES_PER_STREAM)
+    assert streams > 5
+    return dump, index, streams
 
 
 def page_tuple(page):

@@ -43,6 +43,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from wikipairs import fileio
 from wikipairs.errors import WikipairsError
 
 from . import data as data_lib
@@ -566,10 +567,7 @@ def _tmp_path(path: str) -> str:
 
 
 def _write_text(path: str, text: str) -> None:
-    tmp = _tmp_path(path)
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    fileio.write_atomic(path, text.encode("utf-8"))  # via path + ".tmp", as _tmp_path names it
 
 
 def _write_json(path: str, value) -> None:

@@ -78,9 +78,9 @@ def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> 
     return texts
 
 
-def title_capacity(paths: list[str]) -> int:
+def title_capacity(input_bytes: int) -> int:
     """Titles the Bloom filter is sized for: enwiki has about one per KB of compressed dump."""
-    return max(100_000, sum(fileio.size(p) for p in paths) // 1000)
+    return max(100_000, input_bytes // 1000)
 
 
 # Below this much compressed input (~0.5M redirects at English Wikipedia's ratio, ~100 MB as a
@@ -89,16 +89,16 @@ def title_capacity(paths: list[str]) -> int:
 REDIRECTS_IN_MEMORY_MAX_BYTES = 1 << 30
 
 
-def redirects_in_memory(config: "BuildConfig", paths: list[str]) -> bool:
+def redirects_in_memory(config: "BuildConfig", input_bytes: int) -> bool:
     if config.redirects not in ("auto", "memory", "join"):
         raise BuildError(f"--redirects must be auto, memory or join, not {config.redirects!r}")
     if config.redirects != "auto":
         return config.redirects == "memory"
-    return sum(fileio.size(p) for p in paths) <= REDIRECTS_IN_MEMORY_MAX_BYTES
+    return input_bytes <= REDIRECTS_IN_MEMORY_MAX_BYTES
 
 
-def auto_shards(paths: list[str]) -> int:
-    return max(1, math.ceil(sum(fileio.size(p) for p in paths) / BYTES_PER_SHARD))
+def auto_shards(input_bytes: int) -> int:
+    return max(1, math.ceil(input_bytes / BYTES_PER_SHARD))
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
@@ -178,8 +178,9 @@ def build(config: BuildConfig) -> dict:
         if not os.path.exists(config.vocab):
             raise BuildError(f"{config.vocab}: no such SentencePiece model")
         tokenizer = Tokenizer(config.vocab)
-    num_shards = config.num_shards or auto_shards(paths)
-    in_memory = redirects_in_memory(config, paths)
+    input_bytes = sum(fileio.size(p) for p in paths)  # compressed: one look per (remote) file
+    num_shards = config.num_shards or auto_shards(input_bytes)
+    in_memory = redirects_in_memory(config, input_bytes)
     if not config.dry_run:
         _clean_output(config)
     local = not fileio.is_url(config.output) and not config.dry_run
@@ -192,7 +193,7 @@ def build(config: BuildConfig) -> dict:
     build_pipeline(pipeline, splits=splits, sites=sites, splitter=splitter, parse=parse,
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
                    tokenizer=tokenizer, num_shards=num_shards, output=config.output,
-                   title_capacity=title_capacity(paths),
+                   title_capacity=title_capacity(input_bytes),
                    redirects_in_memory=in_memory,
                    workdir=fileio.join(config.output, WORKDIR), progress_dir=progress_dir)
     started = time.monotonic()

@@ -1,6 +1,7 @@
 """Which main-namespace pages are not articles for retrieval: disambiguation and list pages."""
 from __future__ import annotations
 
+import functools
 import re
 
 from .records import Page
@@ -60,17 +61,10 @@ def skip_reason(page: Page, categories: list[str] | None = ()) -> str | None:
     return None
 
 
-_last_names: tuple[str, set[str]] = ("", set())
-
-
-def _template_names(text: str) -> set[str]:
-    """Lower-cased names of the templates in `text` (the last page's are kept: a page is
-    asked twice, before and after it is parsed)."""
-    global _last_names
-    last_text, last_names = _last_names
-    if last_text is text:
-        return last_names
-    names = {name.replace("_", " ").strip().lower()
-             for name in set(_TEMPLATE_NAME.findall(text))} if "{{" in text else set()
-    _last_names = (text, names)
-    return names
+@functools.lru_cache(maxsize=1)  # a page is asked twice: before and after it is parsed
+def _template_names(text: str) -> frozenset[str]:
+    """Lower-cased names of the templates in `text`."""
+    if "{{" not in text:
+        return frozenset()
+    return frozenset(name.replace("_", " ").strip().lower()
+                     for name in set(_TEMPLATE_NAME.findall(text)))

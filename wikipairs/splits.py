@@ -257,14 +257,11 @@ class _Limited(io.RawIOBase):
 
 def _pages_of_xml(write, source: str, counts: Counter, allow_truncated: bool,
                   lang: str | None) -> Iterator[Page]:
-    """The pages of the XML document that `write(binary file)` writes (bytes: those bytes)."""
+    """The pages of the XML document that `write(binary file)` writes."""
     with tempfile.TemporaryDirectory(prefix="wikipairs-split-") as folder:
         tmp = os.path.join(folder, "split.xml")
         with open(tmp, "wb") as f:
-            if isinstance(write, bytes):
-                f.write(write)
-            else:
-                write(f)
+            write(f)
         for page in DumpFile(tmp, lang=lang).pages(counts, allow_truncated):
             page.source = source
             yield page
@@ -277,7 +274,8 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
     counts = counts if counts is not None else Counter()
     if split.plain is not None:
         for xml in _plain_blocks(split):
-            yield from _pages_of_xml(xml, split.path, counts, allow_truncated, lang)
+            yield from _pages_of_xml(lambda out, xml=xml: out.write(xml), split.path, counts,
+                                     allow_truncated, lang)
         return
     if split.whole_file:
         if split.parts == 1:
@@ -299,6 +297,33 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
                             f"streams ({e})") from None
 
     yield from _pages_of_xml(write, split.path, counts, allow_truncated, lang)
+
+
+def write_multistream(source: str, dump: str, index: str, pages_per_stream: int = 100) -> int:
+    """Write `source` (any dump we read) as Wikimedia lays out a multistream file: a header stream
+    (<mediawiki>, <siteinfo>), bz2 streams of `pages_per_stream` pages, a last stream with the
+    closing tag, and `index` (bz2 text) with `offset:page_id:title` per page. Returns the number of
+    page streams. For tests and benchmarks: it holds the decompressed dump in memory."""
+    with fileio.open_read(source) as raw:
+        xml = decompressed(raw)[0].read()
+    head, _, rest = xml.partition(b"  <page>")
+    body, _, tail = (b"  <page>" + rest).rpartition(b"</page>")
+    pages = [p + b"</page>" for p in body.split(b"</page>")]
+    groups = [pages[i:i + pages_per_stream] for i in range(0, len(pages), pages_per_stream)]
+    lines = []
+    with open(dump, "wb") as f:
+        f.write(bz2.compress(head))
+        for group in groups:
+            offset = f.tell()
+            for page in group:
+                page_id = int(re.search(rb"<id>(\d+)</id>", page).group(1))
+                title = re.search(rb"<title>(.*?)</title>", page, re.S).group(1).decode("utf-8")
+                lines.append(f"{offset}:{page_id}:{title}\n")
+            f.write(bz2.compress(b"".join(group)))
+        f.write(bz2.compress(tail))
+    with bz2.open(index, "wt", encoding="utf-8") as f:
+        f.writelines(lines)
+    return len(groups)
 
 
 def index_titles(index_path: str, titles: TitleParser, capacity: int) -> BloomFilter:

@@ -637,3 +637,86 @@ def test_tiny_transformer_learns_to_retrieve_held_out_pairs(shards, tmp_path):
           f"{trained['accuracy']:.3f}; losses {losses}")
     assert before["accuracy"] < 0.08
     assert trained["accuracy"] > 0.1 and trained["accuracy"] > 3 * before["accuracy"]
+
+
+# `python -c JAX_DATA_PARALLEL SHARDS OUTPUT` with KERAS_BACKEND=jax on 2 host CPU devices
+# (XLA_FLAGS): (1) one SGD(0.01) `fit` step of a tiny TwoTower (dropout 0) on a batch of 8 under
+# keras.distribution.DataParallel and on one device, from the same weights; (2) the trainer's
+# own `pretrain` on the shards, which chooses DataParallel itself. Last stdout line: JSON.
+JAX_DATA_PARALLEL = r'''
+import json, sys
+import jax, keras
+import numpy as np
+from wikipairs.trainer.configs import ModelConfig
+from wikipairs.trainer.losses import in_batch_softmax_loss
+from wikipairs.trainer.model import TwoTower
+from wikipairs.trainer.train import TrainConfig, pretrain
+devices = jax.devices()
+config = ModelConfig.from_name("tiny", vocab_size=600, max_query_len=16, max_doc_len=24,
+                               dropout=0.0, attention_dropout=0.0, initializer_range=0.05,
+                               temperature=0.1)  # scores far from uniform: a real gradient
+rng = np.random.default_rng(0)
+def ids(length):
+    x = rng.integers(5, 600, (8, length)).astype("int32")
+    x[:, 0] = 1
+    return x
+batch = {"query_ids": ids(16), "doc_ids": ids(24)}
+start = TwoTower(config)
+start.build()
+weights = start.get_weights()
+
+def one_step(distribution):
+    keras.distribution.set_distribution(distribution)
+    model = TwoTower(config)
+    model.build()
+    model.set_weights(weights)
+    model.compile(optimizer=keras.optimizers.SGD(0.01))
+    history = model.fit(batch, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    devices_of_weights = len(model.weights[0].value.sharding.device_set)
+    keras.distribution.set_distribution(None)
+    return history.history["loss"][0], model.get_weights(), devices_of_weights
+
+parallel = keras.distribution.DataParallel(devices=devices)
+data_axes = list(parallel.get_data_layout((8, 16)).axes)
+one_loss, one_weights, _ = one_step(None)
+dp_loss, dp_weights, dp_devices = one_step(parallel)
+out = start(batch)
+halves = [float(in_batch_softmax_loss(out["query_emb"][i:i + 4], out["doc_emb"][i:i + 4]))
+          for i in (0, 4)]
+moved = max(float(np.abs(a - w).max()) for a, w in zip(one_weights, weights))
+worst = max(float(np.abs(a - b).max()) for a, b in zip(one_weights, dp_weights))
+summary = pretrain(TrainConfig(data=[sys.argv[1]], output=sys.argv[2], model="tiny",
+                               tasks=["wlp"], batch_size=16, steps=4, learning_rate=1e-3,
+                               checkpoint_every=2, log_every=2, eval_batches=1, quiet=True,
+                               model_overrides={"max_query_len": 16, "max_doc_len": 32}))
+print(json.dumps({"devices": len(devices), "data_axes": data_axes, "one_loss": one_loss,
+                  "dp_loss": dp_loss, "local_negatives_loss": sum(halves) / 2,
+                  "weights_moved": moved, "worst_weight_difference": worst,
+                  "dp_weight_devices": dp_devices, "replicas": summary["replicas"],
+                  "log": summary["log"], "tensorflow": "tensorflow" in sys.modules}))
+'''
+
+
+def test_jax_data_parallel_over_two_devices_equals_one_device(shards, tmp_path):
+    """The issue's JAX path: keras.distribution.DataParallel shards the batch over devices and
+    the in-batch softmax still sees the documents of ALL devices as negatives. On 2 host CPU
+    devices, one SGD step on a batch of 8 gives one device's loss and weights (the loss with
+    only the 4 local documents as negatives is far from it, so the oracle can tell), and
+    `pretrain` picks DataParallel by itself (2 replicas) and trains."""
+    pytest.importorskip("jax")
+    env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
+               XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    result = subprocess.run([sys.executable, "-c", JAX_DATA_PARALLEL, str(shards),
+                             str(tmp_path / "dp")], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    r = json.loads(result.stdout.strip().splitlines()[-1])
+    assert r["devices"] == 2 and r["data_axes"][0] is not None, r  # the batch axis is sharded
+    assert r["dp_weight_devices"] == 2, r  # the step ran on both devices
+    assert r["dp_loss"] == pytest.approx(r["one_loss"], rel=1e-5), r
+    assert abs(r["local_negatives_loss"] - r["one_loss"]) > 0.3, r  # ~log 4 against ~log 8
+    assert r["worst_weight_difference"] < 1e-4 * r["weights_moved"], r
+    assert r["replicas"] == 2 and r["tensorflow"] is False, r
+    losses = [record["loss"] for record in r["log"]]
+    assert len(losses) == 2 and all(np.isfinite(losses)), r
+    assert (tmp_path / "dp" / "model.weights.h5").exists()

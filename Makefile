@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-dev
 SHARED ?= ../shared
 export NLTK_DATA ?= $(abspath $(SHARED)/data/nltk_data)
 
-.PHONY: demo test bench sample clean
+.PHONY: demo test bench gpu-wheels sample clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (set PYTHON=...)"; exit 2; }
@@ -23,6 +23,20 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/parse_throughput.py
+
+# Wheels the GPU machine lacks (it has JAX, numpy, h5py, rich, absl-py, ml-dtypes; no keras and no
+# network): keras at this venv's version and its two missing needs, for its Python
+# (GPU_PYTHON_VERSION), into .whl/ for `run(carry=[".whl"])`: see benchmarks/README.md.
+GPU_PYTHON_VERSION ?= 3.12
+GPU_WHEELS = keras==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("keras"))') \
+	namex==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("namex"))') \
+	optree==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("optree"))')
+gpu-wheels: $(STAMP)  ## download the wheels benchmarks/gpu_mfu.sh installs on a GPU machine
+	rm -rf .whl && $(BIN)/pip download --quiet --no-deps --only-binary=:all: -d .whl \
+	  --python-version $(GPU_PYTHON_VERSION) --implementation cp --platform manylinux_2_28_x86_64 \
+	  --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+	  --platform manylinux2014_x86_64 $(GPU_WHEELS)
+	ls .whl
 
 sample:  ## regenerate the bundled sample dump from tools/make_sample.py
 	python3 tools/make_sample.py

@@ -30,6 +30,10 @@ FLOPs per training example (forward + backward, matmuls only; the PaLM / Chinchi
     bow:          sum over the towers of 6 * P_mlp_t (the two tanh layers on the pooled
                   embedding) + 6 * B * D; embedding look-ups and mean pooling count 0.
 
+`--xla-flops` (jax) also reports XLA's cost analysis of the loss gradient (every op): the formula
+should be a little below it (base: 0.993 of it). `--model-opt KEY=VALUE` overrides a ModelConfig
+field. benchmarks/gpu_mfu.sh runs the GPU sweep.
+
 MFU = FLOPs per example x examples/s / peak. Peak (dense TFLOPS, per device): --peak-tflops, else
 a table by device kind for bf16 (--bf16) or TF32 (float32 matmuls run as TF32 by default on
 JAX/XLA and TensorFlow GPUs): H100 SXM / H200 989 / 495, H100 PCIe 756 / 378, A100 312 / 156.
@@ -79,6 +83,9 @@ def parse_args(argv=None):
     p.add_argument("--vocab-size", type=int, default=32000)
     p.add_argument("--query-len", type=int, default=None, help="Lq (default: config, 64)")
     p.add_argument("--doc-len", type=int, default=None, help="Ld (default: config, 288)")
+    p.add_argument("--model-opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="a ModelConfig override, as `wikipairs train --model-opt` (VALUE is "
+                        "JSON, else a string), e.g. attention_dropout=0; repeatable")
     p.add_argument("--jit", choices=("auto", "on", "off"), default="auto",
                    help="model.compile(jit_compile=...) (default auto: XLA where Keras can)")
     p.add_argument("--seed", type=int, default=0)
@@ -86,9 +93,21 @@ def parse_args(argv=None):
                    help="also write the result as JSON to PATH (no PATH: to stdout)")
     p.add_argument("--no-tensorflow", action="store_true",
                    help="make `import tensorflow` fail (proves the jax path needs no TF)")
+    p.add_argument("--xla-flops", action="store_true",
+                   help="jax: also report XLA's own FLOP count of the loss gradient (every op, "
+                        "not only matmuls): a check of the formula (one more compilation)")
     args = p.parse_args(argv)
     if args.batch < 1 or args.steps < 1 or args.warmup < 1:
         p.error("--batch, --steps and --warmup must be >= 1")
+    args.model_overrides = {}
+    for pair in args.model_opt:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            p.error(f"--model-opt: expected KEY=VALUE, got {pair!r}")
+        try:
+            args.model_overrides[key.strip()] = json.loads(raw)
+        except ValueError:
+            args.model_overrides[key.strip()] = raw
     return args
 
 
@@ -135,6 +154,27 @@ def flops_per_example(model, batch: int, lq: int, ld: int) -> dict:
     total = sum(v for k, v in terms.items() if not k.endswith("_params"))
     return {"total": total, "terms": terms,
             "formula": FORMULA if c.encoder == "transformer" else BOW_FORMULA}
+
+
+def xla_flops_per_example(model, batch: dict) -> float:
+    """XLA's cost analysis of value_and_grad(in-batch loss) w.r.t. the trainable weights, per
+    example (jax backend, dropout off). XLA counts every op, elementwise ones included, so the
+    matmul-only formula should come out a little below it (measured on CPU: base 0.993, tiny
+    0.966, bow 0.875 of it): a formula above it would inflate the MFU."""
+    import jax
+
+    trainable = [v.value for v in model.trainable_variables]
+    other = [v.value for v in model.non_trainable_variables]
+
+    def loss(trainable, other, x):
+        y_pred, _ = model.stateless_call(trainable, other, x, training=False)
+        return model.compute_loss(y_pred=y_pred)
+
+    cost = jax.jit(jax.value_and_grad(loss)).lower(trainable, other, batch).compile()
+    cost = cost.cost_analysis()
+    if isinstance(cost, (list, tuple)):  # older jax: one dict per computation
+        cost = cost[0]
+    return float(cost["flops"]) / len(next(iter(batch.values())))
 
 
 def device_info(backend: str) -> dict:
@@ -207,6 +247,8 @@ def run(args) -> dict:
     if backend not in BACKENDS:
         raise SystemExit(f"train_throughput: unknown backend {backend!r} ({', '.join(BACKENDS)})")
     os.environ["KERAS_BACKEND"] = backend
+    if args.xla_flops and backend != "jax":
+        raise SystemExit("train_throughput: --xla-flops needs --backend jax")
     if args.no_tensorflow:
         if backend == "tensorflow":
             raise SystemExit("train_throughput: --no-tensorflow needs --backend jax")
@@ -225,12 +267,15 @@ def run(args) -> dict:
     else:  # keras.utils.set_random_seed would import TensorFlow when it is installed
         np.random.seed(args.seed)
     TwoTower, ModelConfig, trainer_file = import_trainer()
-    overrides = {"vocab_size": args.vocab_size}
+    overrides = {"vocab_size": args.vocab_size, **args.model_overrides}
     if args.query_len:
         overrides["max_query_len"] = args.query_len
     if args.doc_len:
         overrides["max_doc_len"] = args.doc_len
-    config = ModelConfig.from_name(args.config, **overrides)
+    try:
+        config = ModelConfig.from_name(args.config, **overrides)
+    except (TypeError, ValueError) as e:
+        raise SystemExit(f"train_throughput: bad --model-opt: {e}") from None
     lq, ld = config.max_query_len, config.max_doc_len
 
     model = TwoTower(config)
@@ -250,6 +295,9 @@ def run(args) -> dict:
     cpu = time.process_time() - cpu
 
     flops = flops_per_example(model, args.batch, lq, ld)
+    xla_flops = None
+    if args.xla_flops:
+        xla_flops = xla_flops_per_example(model, batch)
     device = device_info(backend)
     peak, peak_source = peak_tflops(device, args.bf16, args.peak_tflops)
     examples_per_s = args.batch * args.steps / elapsed
@@ -258,7 +306,8 @@ def run(args) -> dict:
     return {
         "config": args.config, "backend": backend, "keras": keras.__version__,
         "policy": keras.mixed_precision.global_policy().name,
-        "jit_compile": args.jit, "batch": args.batch, "query_len": lq, "doc_len": ld,
+        "jit_compile": args.jit, "model_overrides": args.model_overrides,
+        "batch": args.batch, "query_len": lq, "doc_len": ld,
         "vocab_size": config.vocab_size, "steps": args.steps, "warmup_steps": args.warmup,
         "parameters": int(model.count_params()),
         "device": device, "warmup_s": round(warmup_s, 3), "timed_s": round(elapsed, 3),
@@ -267,6 +316,7 @@ def run(args) -> dict:
         "examples_per_s": round(examples_per_s, 2),
         "gflops_per_example": round(flops["total"] / 1e9, 4), "flops_terms": flops["terms"],
         "formula": flops["formula"], "achieved_tflops": round(achieved, 4),
+        "xla_gflops_per_example": None if xla_flops is None else round(xla_flops / 1e9, 4),
         "peak_tflops": peak, "peak_source": peak_source,
         "mfu": None if peak is None else round(achieved / peak, 5),
         "final_loss": round(loss, 4), "tensorflow_imported": tf_loaded,
@@ -295,6 +345,10 @@ def main(argv=None) -> int:
     result = run(args)
     print(summary(result))
     print(f"  {result['formula']}")
+    if result["xla_gflops_per_example"] is not None:
+        ratio = result["gflops_per_example"] / result["xla_gflops_per_example"]
+        print(f"  XLA's count of every op: {result['xla_gflops_per_example']:.3f} GFLOP/example "
+              f"(formula / XLA = {ratio:.3f})")
     if args.json == "-":
         print(json.dumps(result, sort_keys=True))
     elif args.json:

@@ -133,6 +133,56 @@ def test_readers_are_deterministic_under_a_seed(shards):
     assert (next(iter(skipped))["doc_ids"].numpy() == tf_take(7)[2]).all()
 
 
+def test_prefetched_parquet_batches_are_the_same_batches(shards):
+    """A background thread makes the batches ahead (make_batches' default on Parquet): the same
+    batches in the same order, with and without repeat, and resuming (skip_batches) too."""
+    def take(n, **kw):
+        it = data.numpy_batches(shards, batch_size=16, seed=3, max_doc_len=96,
+                                shuffle_buffer=500, **kw)
+        return [next(it) for _ in range(n)] if n else list(it)
+
+    for kw in ({}, {"skip_batches": 3}, {"repeat": False, "split": "eval"}):
+        n = 0 if kw.get("repeat") is False else 10
+        plain, ahead = take(n, **kw), take(n, prefetch=2, **kw)
+        assert len(plain) == len(ahead) > 0
+        for a, b in zip(plain, ahead):
+            assert (a["query_ids"] == b["query_ids"]).all() and (a["doc_ids"] == b["doc_ids"]).all()
+    made = data.make_batches([shards], data_format="parquet", batch_size=16, seed=3,
+                             max_doc_len=96, shuffle_buffer=500)
+    assert made.__name__ == "prefetched"
+    assert (next(made)["doc_ids"] == take(1)[0]["doc_ids"]).all()
+
+
+def test_prefetched_raises_the_producer_s_error_and_stops_when_closed():
+    import threading
+
+    def two_then_fail():
+        yield 1
+        yield 2
+        raise data.DataError("shard 3 is corrupt")
+
+    got = []
+    with pytest.raises(data.DataError, match="shard 3 is corrupt"):
+        for item in data.prefetched(two_then_fail(), 2):
+            got.append(item)
+    assert got == [1, 2]
+
+    def counting():
+        n = 0
+        while True:
+            n += 1
+            yield n
+
+    it = data.prefetched(counting(), 3)
+    assert [next(it) for _ in range(5)] == [1, 2, 3, 4, 5]
+    it.close()
+    deadline = time.monotonic() + 5
+    while any(t.name == "wikipairs-prefetch" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the prefetch thread outlived its iterator"
+        time.sleep(0.05)
+    assert list(data.prefetched(iter([4, 5]), 0)) == [4, 5]
+
+
 def test_eval_split_is_disjoint_and_the_same_in_both_readers(shards):
     def keys(reader, split):
         kwargs = dict(batch_size=1, split=split, repeat=False, shuffle=False)

@@ -31,6 +31,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from wikipairs.errors import WikipairsError
+from wikipairs.readahead import put_unless_stopped
 
 from .configs import PAD_ID, SEP_ID
 
@@ -320,13 +321,7 @@ def prefetched(items: Iterator, depth: int = 2) -> Iterator:
     stop = threading.Event()
 
     def put(entry) -> bool:
-        while not stop.is_set():
-            try:
-                pipe.put(entry, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+        return put_unless_stopped(pipe, entry, stop)
 
     def produce():
         try:

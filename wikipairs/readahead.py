@@ -71,15 +71,21 @@ class ReadAhead(io.RawIOBase):
             pass
 
 
+def put_unless_stopped(out: queue.Queue, item, stop: threading.Event) -> bool:
+    """Put `item` into the bounded queue `out`, waiting while it is full, unless `stop` is set
+    first (the consumer went away): then False."""
+    while not stop.is_set():
+        try:
+            out.put(item, timeout=0.05)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
 def _read_into(source, chunk: int, out: queue.Queue, stop: threading.Event) -> None:
     def put(item) -> bool:
-        while not stop.is_set():
-            try:
-                out.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
+        return put_unless_stopped(out, item, stop)
 
     try:
         while not stop.is_set():

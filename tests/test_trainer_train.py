@@ -520,6 +520,21 @@ def test_tiny_trains_on_the_jax_backend_without_tensorflow(shards, tmp_path):
     assert losses[-1] < losses[0] - 0.2, losses  # 79 WLP train pairs seen ~12 times
     assert (tmp_path / "jax" / "model.weights.h5").exists()
     assert out["seen"]["policy"] == "float32" and out["seen"]["activation"] == "float32"
+    scalars = _tensorboard_scalars(tmp_path / "jax" / "logs")  # written without TensorFlow
+    assert [step for step, _ in scalars["train/loss"]] == [15, 30, 45, 60]
+    np.testing.assert_allclose([v for _, v in scalars["train/loss"]], losses, rtol=1e-5)
+    assert {"train/learning_rate", "train/examples_per_s"} <= set(scalars)
+
+
+def _tensorboard_scalars(log_dir: Path) -> dict[str, list[tuple[int, float]]]:
+    """{tag: [(step, value), ...]} of the TensorBoard event files in log_dir."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    assert list(log_dir.glob("events.out.tfevents.*")), f"no event file in {log_dir}"
+    events = EventAccumulator(str(log_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    return {tag: [(e.step, e.value) for e in events.Scalars(tag)]
+            for tag in events.Tags()["scalars"]}
 
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax"])
@@ -608,6 +623,12 @@ def test_cli_pretrain_then_finetune_writes_the_outputs(shards, tmp_path):
         assert (pre / name).is_file(), name
     saved = json.loads((pre / "train_config.json").read_text())
     assert saved["steps"] == 4 and saved["batch_size"] == 8 and saved["learning_rate"] == 2e-4
+    scalars = _tensorboard_scalars(pre / "logs")
+    logged = [json.loads(line) for line in (pre / "train_log.jsonl").read_text().splitlines()]
+    assert scalars["train/loss"] == [(r["step"], pytest.approx(r["loss"], rel=1e-5))
+                                     for r in logged] and len(logged) == 2
+    evaluation = json.loads((pre / "eval.json").read_text())
+    assert scalars["eval/accuracy"] == [(4, pytest.approx(evaluation["accuracy"]))]
     assert saved["tasks"] == ["ict", "wlp"]
     model_config = json.loads((pre / "model_config.json").read_text())
     assert model_config["encoder"] == "bow" and model_config["vocab_size"] == 4000

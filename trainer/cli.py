@@ -114,7 +114,7 @@ def _common(f):
                      help="Steps per compiled call (TPUs) [default: 1]."),
         click.option("--run-eagerly", is_flag=True, default=None, hidden=True),
         click.option("--tensorboard/--no-tensorboard", default=None,
-                     help="TensorBoard logs in OUTPUT/logs (TensorFlow backend)."),
+                     help="TensorBoard scalars in OUTPUT/logs (any backend)."),
         click.option("--quiet", "-q", is_flag=True, default=None, help="No progress lines."),
     ]
     for option in reversed(options):

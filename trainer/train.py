@@ -20,8 +20,9 @@ killed run left, and the train_log.jsonl records past the restored step (it logs
 
 At the end OUTPUT holds: model.weights.h5 (a `TwoTower`, no optimizer state), model_config.json,
 train_config.json, spm.model (a copy of the vocabulary), eval.json (held-out in-batch
-accuracy), train_log.jsonl (loss and speed every `log_every` steps) and TensorBoard logs
-(logs/, TensorFlow backend).
+accuracy), train_log.jsonl (loss and speed every `log_every` steps) and TensorBoard scalars
+(logs/: train/loss, train/learning_rate, train/steps_per_s, train/examples_per_s, eval/*; on
+any backend, written by the tensorboard package without TensorFlow).
 
 Objectives: "two-tower" (in-batch softmax, the paper's pre-training and fine-tuning) and "mlm"
 (the paper's MLM baseline: BERT masked LM on the documents with the head tied to the token
@@ -44,6 +45,7 @@ import numpy as np
 from keras import ops
 
 from wikipairs import fileio
+from wikipairs.tfrecord import frame_record
 from wikipairs.errors import WikipairsError
 
 from . import data as data_lib
@@ -434,10 +436,12 @@ def _step_checkpoint(folder: str, every: int, initial_step: int):
     return StepCheckpoint()
 
 
-def _progress_logger(config: TrainConfig, initial_step: int, log_path: str, replicas: int):
+def _progress_logger(config: TrainConfig, initial_step: int, log_path: str, replicas: int,
+                     events: "ScalarEvents | None" = None):
     class ProgressLogger(keras.callbacks.Callback):
         """Every `log_every` steps: mean loss over those steps, learning rate, steps/s and
-        examples/s, on stdout (unless quiet) and as a JSON line in train_log.jsonl."""
+        examples/s, on stdout (unless quiet), as a JSON line in train_log.jsonl and as
+        TensorBoard scalars train/* (with `events`)."""
 
         def __init__(self):
             super().__init__()
@@ -466,6 +470,8 @@ def _progress_logger(config: TrainConfig, initial_step: int, log_path: str, repl
             self.records.append(record)
             with open(log_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(record) + "\n")
+            if events is not None:
+                events.add(step, {f"train/{k}": v for k, v in record.items() if k != "step"})
             if not config.quiet:
                 print(f"step {step:>7}/{config.steps}  loss {loss:8.4f}  lr {lr:.2e}  "
                       f"{rate:7.2f} steps/s  {rate * config.batch_size:9.1f} examples/s",
@@ -476,25 +482,45 @@ def _progress_logger(config: TrainConfig, initial_step: int, log_path: str, repl
 
 
 def tensorboard_available() -> bool:
-    """TensorBoard logs need the TensorFlow backend and the `tensorboard` package (TensorFlow
-    2.21 no longer installs it: `pip install tensorboard`)."""
+    """TensorBoard logs need the `tensorboard` package (TensorFlow 2.21 no longer installs it:
+    `pip install tensorboard`); not TensorFlow: `ScalarEvents` writes them on any backend."""
     import importlib.util
 
-    return (keras.backend.backend() == "tensorflow"
-            and importlib.util.find_spec("tensorboard") is not None)
+    return importlib.util.find_spec("tensorboard") is not None
 
 
-def _tensorboard(log_dir: str, every: int, initial_step: int):
+class ScalarEvents:
+    """TensorBoard scalars in `log_dir`: `add(step, {"train/loss": 2.3, ...})`. The event file
+    is TFRecord-framed `Event` protos (tensorboard's own proto classes, framed by
+    wikipairs.tfrecord), written here rather than by tensorboard's writer, which imports
+    TensorFlow whenever it is installed: a JAX run stays free of it. Steps are global steps,
+    so a resumed run continues its curves (in a new event file)."""
 
-    class ResumableTensorBoard(keras.callbacks.TensorBoard):
-        """TensorBoard whose batch counter starts at the restored step."""
+    def __init__(self, log_dir: str):
+        import socket
 
-        def on_train_begin(self, logs=None):
-            super().on_train_begin(logs)
-            self._global_train_batch = initial_step
+        from tensorboard.compat.proto import event_pb2, summary_pb2
 
-    return ResumableTensorBoard(log_dir=log_dir, update_freq=every, write_graph=False,
-                                profile_batch=0)
+        self._event, self._summary = event_pb2.Event, summary_pb2.Summary
+        os.makedirs(log_dir, exist_ok=True)
+        name = (f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}."
+                f"{os.getpid()}.wikipairs")
+        self._file = open(os.path.join(log_dir, name), "ab")
+        self._write(self._event(wall_time=time.time(), file_version="brain.Event:2"))
+
+    def _write(self, event) -> None:
+        self._file.write(frame_record(event.SerializeToString()))
+        self._file.flush()  # a killed run keeps what it logged
+
+    def add(self, step: int, scalars: dict) -> None:
+        values = [self._summary.Value(tag=tag, simple_value=float(value))
+                  for tag, value in scalars.items() if value is not None]
+        if values:
+            self._write(self._event(wall_time=time.time(), step=int(step),
+                                    summary=self._summary(value=values)))
+
+    def close(self) -> None:
+        self._file.close()
 
 
 # ---- evaluation --------------------------------------------------------------------------------
@@ -746,7 +772,7 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
     _trim_log(os.path.join(output, TRAIN_LOG), min(latest[0], config.steps) if latest else 0)
     _write_json(run_path, _identity(config))
 
-    previous_policy = keras.config.dtype_policy()
+    previous_policy, events = keras.config.dtype_policy(), None
     if config.mixed_precision:
         keras.config.set_dtype_policy("mixed_bfloat16")
     started = time.perf_counter()
@@ -773,10 +799,11 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
             if not config.quiet:
                 _print_start(config, model_config, tasks, replicas, initial_step)
                 if config.tensorboard and not tensorboard_available():
-                    print("no TensorBoard logs: they need the TensorFlow backend and the "
-                          "tensorboard package", flush=True)
+                    print("no TensorBoard logs: `pip install tensorboard`", flush=True)
+            if config.tensorboard and tensorboard_available():
+                events = ScalarEvents(os.path.join(output, "logs"))
             logger = _progress_logger(config, initial_step, os.path.join(output, TRAIN_LOG),
-                                      replicas)
+                                      replicas, events)
             if initial_step < config.steps:
                 batches = data_lib.make_batches(
                     config.data, data_format=data_format, tasks=tasks,
@@ -789,16 +816,18 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
                     batches = ((b,) for b in batches)
                 callbacks = [logger, _step_checkpoint(ckpt_dir, config.checkpoint_every,
                                                       initial_step)]
-                if config.tensorboard and tensorboard_available():
-                    callbacks.append(_tensorboard(os.path.join(output, "logs"),
-                                                  config.log_every, initial_step))
                 model.fit(batches, epochs=1, steps_per_epoch=config.steps - initial_step,
                           callbacks=callbacks + list(extra_callbacks), verbose=0, shuffle=False)
         two_tower = _final_two_tower(model, model_config, config)
         evaluation = _evaluate(config, model_config, two_tower, tasks)
+        if events is not None:
+            events.add(config.steps, {f"eval/{k}": evaluation.get(k)
+                                      for k in ("accuracy", "mrr", "loss")})
         _save_outputs(config, model_config, two_tower, vocab_path, evaluation)
     finally:
         keras.config.set_dtype_policy(previous_policy)
+        if events is not None:
+            events.close()
     summary = {"output": os.path.abspath(output), "steps": config.steps,
                "initial_step": initial_step, "replicas": replicas, "log": logger.records,
                "eval": evaluation, "seconds": round(time.perf_counter() - started, 2)}

@@ -41,13 +41,13 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv 
 status=0
 for run in $RUNS; do
     batch=${run%%:*}
+    name="${CONFIG}_bf16_b${batch}"
     opts=()
     if [[ $run == *:* ]]; then
         IFS=, read -ra pairs <<<"${run#*:}"
         for pair in "${pairs[@]}"; do opts+=(--model-opt "$pair"); done
+        name+="_$(tr ',=' '__' <<<"${run#*:}")"
     fi
-    name="${CONFIG}_bf16_b${batch}"
-    [[ $run == *:* ]] && name+="_$(tr ',=' '__' <<<"${run#*:}")"
     echo "== $name" | tee -a "$LOG"
     # shellcheck disable=SC2086  # EXTRA is a list of options
     timeout "$RUN_TIMEOUT" "$PY" benchmarks/train_throughput.py --config "$CONFIG" --bf16 \

@@ -99,15 +99,6 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.batch < 1 or args.steps < 1 or args.warmup < 1:
         p.error("--batch, --steps and --warmup must be >= 1")
-    args.model_overrides = {}
-    for pair in args.model_opt:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            p.error(f"--model-opt: expected KEY=VALUE, got {pair!r}")
-        try:
-            args.model_overrides[key.strip()] = json.loads(raw)
-        except ValueError:
-            args.model_overrides[key.strip()] = raw
     return args
 
 
@@ -267,6 +258,10 @@ def run(args) -> dict:
     else:  # keras.utils.set_random_seed would import TensorFlow when it is installed
         np.random.seed(args.seed)
     TwoTower, ModelConfig, trainer_file = import_trainer()
+    try:
+        args.model_overrides = ModelConfig.parse_overrides(args.model_opt)
+    except ValueError as e:
+        raise SystemExit(f"train_throughput: {e}") from None
     overrides = {"vocab_size": args.vocab_size, **args.model_overrides}
     if args.query_len:
         overrides["max_query_len"] = args.query_len

@@ -136,21 +136,25 @@ def test_readers_are_deterministic_under_a_seed(shards):
 def test_prefetched_parquet_batches_are_the_same_batches(shards):
     """A background thread makes the batches ahead (make_batches' default on Parquet): the same
     batches in the same order, with and without repeat, and resuming (skip_batches) too."""
-    def take(n, **kw):
+    import threading
+
+    def take(n, ahead=False, **kw):
         it = data.numpy_batches(shards, batch_size=16, seed=3, max_doc_len=96,
                                 shuffle_buffer=500, **kw)
+        it = data.prefetched(it, 2) if ahead else it
         return [next(it) for _ in range(n)] if n else list(it)
 
     for kw in ({}, {"skip_batches": 3}, {"repeat": False, "split": "eval"}):
         n = 0 if kw.get("repeat") is False else 10
-        plain, ahead = take(n, **kw), take(n, prefetch=2, **kw)
+        plain, ahead = take(n, **kw), take(n, ahead=True, **kw)
         assert len(plain) == len(ahead) > 0
         for a, b in zip(plain, ahead):
             assert (a["query_ids"] == b["query_ids"]).all() and (a["doc_ids"] == b["doc_ids"]).all()
     made = data.make_batches([shards], data_format="parquet", batch_size=16, seed=3,
                              max_doc_len=96, shuffle_buffer=500)
-    assert made.__name__ == "prefetched"
     assert (next(made)["doc_ids"] == take(1)[0]["doc_ids"]).all()
+    assert any(t.name == "wikipairs-prefetch" for t in threading.enumerate())
+    made.close()
 
 
 def test_prefetched_raises_the_producer_s_error_and_stops_when_closed():

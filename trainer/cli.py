@@ -40,17 +40,12 @@ def _weights(value: str | None) -> list[float] | None:
 
 
 def _model_options(pairs: tuple[str, ...]) -> dict:
-    out = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise TrainUsageError(f"--model-opt: expected KEY=VALUE, got {pair!r}")
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw  # a bare string, e.g. encoder=bow
-        out[key.strip()] = value
-    return out
+    from .configs import ModelConfig
+
+    try:
+        return ModelConfig.parse_overrides(pairs)
+    except ValueError as e:
+        raise TrainUsageError(str(e)) from None
 
 
 def _common(f):

@@ -109,6 +109,21 @@ class ModelConfig:
     def from_json(cls, text: str) -> "ModelConfig":
         return cls.from_dict(json.loads(text))
 
+    @staticmethod
+    def parse_overrides(pairs) -> dict:
+        """`KEY=VALUE` strings (the `--model-opt` options) -> {KEY: VALUE}, VALUE parsed as JSON
+        when it is JSON, else kept as a string (e.g. encoder=bow). ValueError on a bad pair."""
+        out = {}
+        for pair in pairs:
+            key, sep, raw = pair.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"--model-opt: expected KEY=VALUE, got {pair!r}")
+            try:
+                out[key.strip()] = json.loads(raw)
+            except ValueError:
+                out[key.strip()] = raw
+        return out
+
 
 def get_config(config: "ModelConfig | str | dict") -> ModelConfig:
     """A ModelConfig from itself, a name ("tiny", "base", ...) or a `to_dict()` dict."""

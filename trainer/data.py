@@ -23,15 +23,13 @@ from __future__ import annotations
 import glob
 import json
 import os
-import queue
-import threading
 import zlib
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from wikipairs.errors import WikipairsError
-from wikipairs.readahead import put_unless_stopped
+from wikipairs.readahead import prefetched
 
 from .configs import PAD_ID, SEP_ID
 
@@ -41,7 +39,7 @@ FORMATS = ("tfrecord", "parquet")
 SUFFIXES = {"tfrecord": ".tfrecord.gz", "parquet": ".parquet"}
 EVAL_PERCENT = 5
 ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
-PREFETCH_BATCHES = 2  # make_batches(prefetch=True) on Parquet: batches made ahead by a thread
+PREFETCH_BATCHES = 2  # make_batches on Parquet: batches a thread makes ahead (readahead.prefetched)
 
 # split_bucket: h = sum_i byte_i * 31^i mod (2^31 - 1) over the first 256 bytes, bucket = h % 100
 _HASH_PRIME = 2_147_483_647
@@ -306,67 +304,18 @@ def _sources(data_dirs, tasks, weights, batch_size: int, split: str, eval_percen
     return shards, names, task_weights(names, weights)
 
 
-_END = object()
-
-
-def prefetched(items: Iterator, depth: int = 2) -> Iterator:
-    """`items` in the same order, produced up to `depth` ahead by a background thread, so that
-    reading and padding the next batches overlap the device's step (Keras' JAX loop waits for
-    each step when a callback reads its logs). An exception of `items` is raised here, after
-    the items before it. Closing this iterator (or dropping it) stops the thread."""
-    if depth < 1:
-        yield from items
-        return
-    pipe: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(entry) -> bool:
-        return put_unless_stopped(pipe, entry, stop)
-
-    def produce():
-        try:
-            for item in items:
-                if not put((item, None)):
-                    return
-            put((_END, None))
-        except BaseException as error:  # noqa: BLE001: handed to the consumer as it is
-            put((_END, error))
-
-    threading.Thread(target=produce, name="wikipairs-prefetch", daemon=True).start()
-    try:
-        while True:
-            item, error = pipe.get()
-            if item is _END:
-                if error is not None:
-                    raise error
-                return
-            yield item
-    finally:
-        stop.set()
-
-
 def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                   weights: Sequence[float] | None = None, batch_size: int = 32,
                   max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
                   eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
-                  shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
-                  prefetch: int = 0) -> Iterator[dict[str, np.ndarray]]:
+                  shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0
+                  ) -> Iterator[dict[str, np.ndarray]]:
     """The Parquet reader: an iterator of {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]}.
 
     No TensorFlow. Deterministic under `seed`. Each example's task is drawn with `weights`
     (uniform by default); with repeat=False a finished task drops out of the mix and the
     iterator ends when every task is done (the last partial batch is dropped).
-    skip_batches: batches to draw and throw away first (resuming a run where it stopped).
-    prefetch: batches made ahead by a background thread (`prefetched`; 0: none); the batches
-    are the same."""
-    batches = _numpy_batches(data_dirs, tasks, weights, batch_size, max_query_len, max_doc_len,
-                             split, eval_percent, seed, shuffle, shuffle_buffer, repeat,
-                             skip_batches)
-    return prefetched(batches, prefetch) if prefetch else batches
-
-
-def _numpy_batches(data_dirs, tasks, weights, batch_size, max_query_len, max_doc_len, split,
-                   eval_percent, seed, shuffle, shuffle_buffer, repeat, skip_batches):
+    skip_batches: batches to draw and throw away first (resuming a run where it stopped)."""
     shards, names, probs = _sources(data_dirs, tasks, weights, batch_size, split, eval_percent,
                                     "parquet")
     probs = np.array(probs)
@@ -518,6 +467,6 @@ def make_batches(data_dirs, *, data_format: str = "auto", **kwargs):
         return tf_dataset(data_dirs, **kwargs)
     if data_format == "parquet":
         prefetch = kwargs.pop("prefetch", True)
-        return numpy_batches(data_dirs, prefetch=PREFETCH_BATCHES if prefetch is True
-                             else int(prefetch), **kwargs)
+        batches = numpy_batches(data_dirs, **kwargs)
+        return prefetched(batches, PREFETCH_BATCHES) if prefetch else batches
     raise DataError(f"data format must be auto, tfrecord or parquet, not {data_format!r}")

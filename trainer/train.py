@@ -45,8 +45,8 @@ import numpy as np
 from keras import ops
 
 from wikipairs import fileio
-from wikipairs.tfrecord import frame_record
 from wikipairs.errors import WikipairsError
+from wikipairs.tfrecord import frame_record
 
 from . import data as data_lib
 from .configs import ModelConfig, NAMED_CONFIGS
@@ -805,19 +805,24 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
             logger = _progress_logger(config, initial_step, os.path.join(output, TRAIN_LOG),
                                       replicas, events)
             if initial_step < config.steps:
-                batches = data_lib.make_batches(
+                source = data_lib.make_batches(
                     config.data, data_format=data_format, tasks=tasks,
                     weights=config.task_weights, batch_size=config.batch_size,
                     max_query_len=model_config.max_query_len,
                     max_doc_len=model_config.max_doc_len, split="train",
                     eval_percent=config.eval_percent, seed=config.seed,
                     shuffle_buffer=config.shuffle_buffer, skip_batches=initial_step)
-                if not hasattr(batches, "element_spec"):  # Keras wants (inputs,) tuples
-                    batches = ((b,) for b in batches)
+                batches = source if hasattr(source, "element_spec") \
+                    else ((b,) for b in source)  # Keras wants (inputs,) tuples
                 callbacks = [logger, _step_checkpoint(ckpt_dir, config.checkpoint_every,
                                                       initial_step)]
-                model.fit(batches, epochs=1, steps_per_epoch=config.steps - initial_step,
-                          callbacks=callbacks + list(extra_callbacks), verbose=0, shuffle=False)
+                try:
+                    model.fit(batches, epochs=1, steps_per_epoch=config.steps - initial_step,
+                              callbacks=callbacks + list(extra_callbacks), verbose=0,
+                              shuffle=False)
+                finally:
+                    if hasattr(source, "close"):  # stops the Parquet prefetch thread now
+                        source.close()
         two_tower = _final_two_tower(model, model_config, config)
         evaluation = _evaluate(config, model_config, two_tower, tasks)
         if events is not None:

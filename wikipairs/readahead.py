@@ -1,4 +1,5 @@
-"""Decompression on a second core: a thread reads ahead into a bounded queue.
+"""Decompression on a second core: a thread reads ahead into a bounded queue (`ReadAhead`
+for byte streams, `prefetched` for any iterator, e.g. the trainer's Parquet batches).
 
 bz2, lzma and zlib release the GIL while they decompress, so a reader thread overlaps
 decompression with parsing in the main thread (the reference extractor uses a reader process for
@@ -11,11 +12,13 @@ import io
 import queue
 import threading
 import weakref
+from collections.abc import Iterator
 
 CHUNK = 1 << 20
 
 
 _LIVE: "weakref.WeakSet[ReadAhead]" = weakref.WeakSet()
+_STOPS: "set[threading.Event]" = set()  # the stop events of running `prefetched` threads
 
 
 @atexit.register
@@ -24,6 +27,8 @@ def _stop_all():
     read at shutdown aborts the process)."""
     for reader in list(_LIVE):
         reader.close()
+    for stop in list(_STOPS):
+        stop.set()
 
 
 class ReadAhead(io.RawIOBase):
@@ -84,13 +89,50 @@ def put_unless_stopped(out: queue.Queue, item, stop: threading.Event) -> bool:
 
 
 def _read_into(source, chunk: int, out: queue.Queue, stop: threading.Event) -> None:
-    def put(item) -> bool:
-        return put_unless_stopped(out, item, stop)
-
     try:
         while not stop.is_set():
             data = source.read(chunk)
-            if not put(data) or not data:
+            if not put_unless_stopped(out, data, stop) or not data:
                 return
     except BaseException as e:  # handed to the consumer, raised where it reads
-        put(e)
+        put_unless_stopped(out, e, stop)
+
+
+_END = object()
+
+
+def prefetched(items: Iterator, depth: int = 2) -> Iterator:
+    """`items` in the same order, produced up to `depth` ahead by a background thread, so that
+    producing overlaps the consumer's work (the trainer: reading and padding the next Parquet
+    batches while the device runs a step, as Keras' JAX loop waits for each step when a
+    callback reads its logs). An exception of `items` is raised here, after the items before
+    it. Closing this iterator (or dropping it, or the interpreter exiting) stops the thread at
+    its next hand-over."""
+    if depth < 1:
+        yield from items
+        return
+    pipe: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce():
+        try:
+            for item in items:
+                if not put_unless_stopped(pipe, (item, None), stop):
+                    return
+            put_unless_stopped(pipe, (_END, None), stop)
+        except BaseException as error:  # noqa: BLE001: handed to the consumer as it is
+            put_unless_stopped(pipe, (_END, error), stop)
+
+    threading.Thread(target=produce, name="wikipairs-prefetch", daemon=True).start()
+    _STOPS.add(stop)
+    try:
+        while True:
+            item, error = pipe.get()
+            if item is _END:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        _STOPS.discard(stop)

@@ -22,7 +22,7 @@ import sentencepiece as spm
 
 from .errors import WikipairsError
 from .records import Article
-from .shards import TMP_SUFFIX
+from .fileio import write_atomic
 
 SPECIAL_TOKENS = ("[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]")
 PAD, CLS, SEP, MASK, UNK = SPECIAL_TOKENS
@@ -138,13 +138,6 @@ def vocab_listing(processor: spm.SentencePieceProcessor) -> str:
                    for i in range(processor.get_piece_size()))
 
 
-def _write_bytes(path: str, data: bytes) -> None:
-    tmp = path + TMP_SUFFIX
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
 def train_vocab(sentences: Iterable[str], model_path: str, vocab_size: int = 32000,
                 model_type: str = "unigram", character_coverage: float = 0.9995,
                 seed: int = 0) -> dict:
@@ -173,8 +166,8 @@ def train_vocab(sentences: Iterable[str], model_path: str, vocab_size: int = 320
         sentences, trainer_options(vocab_size, model_type, character_coverage), seed)
     processor = spm.SentencePieceProcessor(model_proto=proto)
     os.makedirs(os.path.dirname(os.path.abspath(model_path)), exist_ok=True)
-    _write_bytes(vocab_path, vocab_listing(processor).encode("utf-8"))
-    _write_bytes(model_path, proto)
+    write_atomic(vocab_path, vocab_listing(processor).encode("utf-8"))
+    write_atomic(model_path, proto)
     return {"vocab_size": processor.get_piece_size(), "requested_vocab_size": vocab_size,
             "model_type": model_type, "sentences": counted.sentences,
             "characters": counted.chars, "model": model_path, "vocab": vocab_path}

@@ -70,8 +70,9 @@ def parsed_dumps():
             with pytest.MonkeyPatch.context() as mp:
                 mp.setenv("NLTK_DATA", str(NLTK_DATA))
                 mp.setattr(nltk.data, "path", punkt_free_paths())
-                articles = list(iter_articles(ParseConfig(inputs=[str(path)], output=""),
-                                              counts, info))
+                config = ParseConfig(inputs=[str(path)], output="",
+                                     allow_truncated="truncated" in name)  # a dump cut on purpose
+                articles = list(iter_articles(config, counts, info))
             cache[name] = ParsedDump(path, articles, counts, info)
         return cache[name]
 
@@ -91,6 +92,34 @@ def enwiki_tables(parsed_dumps) -> ParsedDump:
 @pytest.fixture(scope="session")
 def elwiki_sample(parsed_dumps) -> ParsedDump:
     return parsed_dumps("elwiki-sample.xml.bz2")
+
+
+# ---- small fake dumps --------------------------------------------------------------------------
+
+_NAMESPACES = {-2: "Media", -1: "Special", 0: "", 1: "Talk", 2: "User", 4: "Wikipedia", 6: "File",
+               10: "Template", 14: "Category"}
+
+
+def write_fake_dump(path: Path | str, pages: list[tuple[str, str]], lang: str = "en",
+                    dbname: str | None = None, namespaces: dict[int, str] | None = None) -> Path:
+    """An export-0.10 dump of `pages` ((title, wikitext) in the main namespace, ids 1, 2, ...)
+    whose siteinfo declares `lang` (xml:lang, dbname `{lang}wiki`, base URL) and `namespaces`."""
+    from xml.sax.saxutils import escape
+    names = dict(_NAMESPACES, **(namespaces or {}))
+    ns_xml = "".join(f'<namespace key="{k}" case="first-letter">{escape(v)}</namespace>'
+                     for k, v in sorted(names.items()))
+    page_xml = "".join(
+        f"<page><title>{escape(title)}</title><ns>0</ns><id>{i}</id><revision><id>{1000 + i}</id>"
+        f'<timestamp>2024-01-01T00:00:00Z</timestamp><model>wikitext</model><format>text/x-wiki'
+        f'</format><text xml:space="preserve">{escape(text)}</text></revision></page>'
+        for i, (title, text) in enumerate(pages, 1))
+    xml = (f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" '
+           f'xml:lang="{lang}"><siteinfo><sitename>Wikipedia</sitename>'
+           f"<dbname>{dbname or lang + 'wiki'}</dbname>"
+           f"<base>https://{lang}.wikipedia.org/wiki/Main_Page</base><case>first-letter</case>"
+           f"<namespaces>{ns_xml}</namespaces></siteinfo>{page_xml}</mediawiki>")
+    Path(path).write_text(xml, encoding="utf-8")
+    return Path(path)
 
 
 # ---- the command line -----------------------------------------------------------------------

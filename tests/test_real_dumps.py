@@ -10,14 +10,21 @@ from collections import Counter
 import nltk.data
 import pytest
 
-from conftest import NLTK_DATA, SAMPLE_DUMP, punkt_free_paths, wiki_file
+from conftest import NLTK_DATA, SAMPLE_DUMP, WIKI, punkt_free_paths, wiki_file
 from wikipairs.dump import DumpFile
+from wikipairs.pairs import PairBuilder, PairConfig, build_pairs_in_memory
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.quality import leaking_sentences
 from wikipairs.sentences import SentenceSplitter
 
 LEAK_THRESHOLD = 0.002  # at most 0.2% of sentences may still hold markup
 REAL_DUMPS = ["enwiki-sample-gensim.xml.bz2", "enwiki-table-markup.xml.bz2", "elwiki-sample.xml.bz2"]
+# Every real dump there is (other languages, other page shapes): the invariants hold on all of them.
+EVERY_DUMP = sorted(p.name for p in WIKI.glob("*.xml*"))
+
+
+def test_every_dump_is_there():
+    assert len(EVERY_DUMP) >= 13 and set(REAL_DUMPS) <= set(EVERY_DUMP), (WIKI, EVERY_DUMP)
 
 
 def _skipped(counts: Counter) -> dict[str, int]:
@@ -77,7 +84,7 @@ def test_every_article_has_a_lead(parsed_dumps, name):
     assert not no_lead, f"{name}: {len(no_lead)} articles without lead text: {no_lead[:20]}"
 
 
-@pytest.mark.parametrize("name", REAL_DUMPS)
+@pytest.mark.parametrize("name", EVERY_DUMP)
 def test_link_spans_are_consistent(parsed_dumps, name):
     """For every link: sentence_text[start:end] == anchor, indices inside the article, text order,
     and the target is the redirect-resolved raw target."""
@@ -113,6 +120,19 @@ def test_link_spans_are_consistent(parsed_dumps, name):
     assert total > 0, f"{name}: no links at all"
     assert not bad, f"{name}: {len(bad)} of {total} links inconsistent, first ones:\n" + \
         "\n".join(map(repr, bad[:10]))
+
+
+@pytest.mark.parametrize("name", EVERY_DUMP)
+def test_wlp_link_in_doc_means_the_anchor_is_in_the_document(parsed_dumps, name):
+    """A WLP pair that says its document holds the link (link_in_doc) has the anchor text in
+    doc_text: the link was placed in the right section, paragraph and sentence."""
+    parsed = parsed_dumps(name)
+    pairs = build_pairs_in_memory(parsed.articles, ["wlp"], PairBuilder(PairConfig()))["wlp"]
+    claimed = [p for p in pairs if p.link_in_doc]
+    bad = [(p.doc_title, p.query_title, p.anchor, p.doc_text[:200]) for p in claimed
+           if not p.anchor or p.anchor not in p.doc_text]
+    assert not bad, f"{name}: {len(bad)} of {len(claimed)} WLP pairs claim a link their " \
+        "document lacks:\n" + "\n".join(map(repr, bad[:10]))
 
 
 # ---- links between pages of the gensim sample ----------------------------------------------------

@@ -446,13 +446,13 @@ class Cleaner:
                     link.section, link.paragraph = s, p
                 article.links.extend(links)
                 section.paragraphs.append(sentences)
-            if section.paragraphs:
+            # The lead is section 0 even without text (an infobox alone): links already placed
+            # count sections as appended, so it cannot be inserted afterwards.
+            if section.paragraphs or not level:
                 article.sections.append(section)
-            elif level:
+            else:
                 counts["empty_sections"] += 1
         article.links.extend(self._hidden_links)
-        if not article.sections or article.sections[0].level != 0:
-            article.sections.insert(0, Section(heading="", level=0))  # no lead text
         return article
 
     def _sentences(self, pieces: list[_Piece]) -> tuple[list[str], list[Link]]:

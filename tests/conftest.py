@@ -105,7 +105,7 @@ def write_fake_dump(path: Path | str, pages: list[tuple[str, str]], lang: str = 
     """An export-0.10 dump of `pages` ((title, wikitext) in the main namespace, ids 1, 2, ...)
     whose siteinfo declares `lang` (xml:lang, dbname `{lang}wiki`, base URL) and `namespaces`."""
     from xml.sax.saxutils import escape
-    names = dict(_NAMESPACES, **(namespaces or {}))
+    names = {**_NAMESPACES, **(namespaces or {})}
     ns_xml = "".join(f'<namespace key="{k}" case="first-letter">{escape(v)}</namespace>'
                      for k, v in sorted(names.items()))
     page_xml = "".join(

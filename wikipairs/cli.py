@@ -12,6 +12,8 @@ from . import __version__, fileio
 from .errors import WikipairsError
 
 EXIT_USAGE = 2
+LANG_HELP = ("Language code (ja, de, ...), overriding the dump's siteinfo: namespace aliases, "
+             "image options and sentence splitting follow it.")
 
 
 def sample_dump() -> str:
@@ -101,7 +103,7 @@ def _namespaces(value: str) -> tuple[int, ...]:
               help="Output folder (articles/*.parquet, redirects.parquet, manifest.json).")
 @click.option("--namespaces", default="0", show_default=True,
               help="Namespaces whose pages become articles, comma-separated.")
-@click.option("--lang", default=None, help="Language code, overriding the dump's siteinfo.")
+@click.option("--lang", default=None, help=LANG_HELP)
 @click.option("--allow-truncated", is_flag=True,
               help="Keep the complete pages of a dump that ends mid-page instead of failing.")
 @click.option("--keep-tables", is_flag=True, help="Keep table cell text as paragraphs.")
@@ -112,6 +114,7 @@ def _namespaces(value: str) -> tuple[int, ...]:
 def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_disambiguation,
           keep_lists, rows_per_shard, quiet):
     """Parse dumps into articles (sections, sentences, links) as Parquet shards."""
+    from .dump import check_declared_language
     from .parse import ParseConfig, parse_dump
 
     config = ParseConfig(
@@ -119,6 +122,7 @@ def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_d
         lang=lang, allow_truncated=allow_truncated, keep_tables=keep_tables,
         keep_disambiguation=keep_disambiguation, keep_lists=keep_lists,
         rows_per_shard=rows_per_shard, quiet=quiet, command=sys.argv[:])
+    check_declared_language(config.inputs, lang)
     summary = parse_dump(config)
     _print_summary(summary, output)
 
@@ -190,7 +194,7 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 @click.option("--dry-run", is_flag=True,
               help="Build the job without running it (DataflowRunner: no network, no auth).")
 @click.option("--namespaces", default="0", show_default=True)
-@click.option("--lang", default=None, help="Language code, overriding the dump's siteinfo.")
+@click.option("--lang", default=None, help=LANG_HELP)
 @click.option("--allow-truncated", is_flag=True)
 @click.option("--keep-tables", is_flag=True)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
@@ -205,6 +209,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
 
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
     from .build import BuildConfig, build as run_build
+    from .dump import check_declared_language
     from .pair_shards import FORMATS
     from .pairs import TASKS, PairConfig
     from .parse import ParseConfig
@@ -228,6 +233,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
         dry_run=dry_run, beam_args=list(ctx.args), command=sys.argv[:],
         quiet=quiet or not (progress if progress is not None else sys.stderr.isatty()),
         log_to_file=not (ctx.obj or {}).get("debug"))
+    check_declared_language(inputs, lang)
     stats = run_build(config)
     if dry_run:
         click.echo(f"dry run: {runner} job built ({stats['splits']} input splits), not submitted")
@@ -259,15 +265,17 @@ def print_stats_table(stats: dict) -> None:
 @click.option("--model-type", default="unigram", show_default=True,
               type=click.Choice(["unigram", "bpe", "char", "word"]))
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--lang", default=None, help="Language code, overriding the dump's siteinfo.")
+@click.option("--lang", default=None, help=LANG_HELP)
 @click.option("--allow-truncated", is_flag=True)
 def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated):
     """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""
+    from .dump import check_declared_language
     from .parse import ParseConfig, iter_articles
     from .vocab import sample_sentences, train_vocab
 
     config = ParseConfig(inputs=list(inputs) or [sample_dump()], output="", lang=lang,
                          allow_truncated=allow_truncated)
+    check_declared_language(config.inputs, lang)
     sentences = sample_sentences(iter_articles(config), max_sentences, seed)
     summary = train_vocab(sentences, output, vocab_size=vocab_size, model_type=model_type,
                           seed=seed)

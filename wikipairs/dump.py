@@ -10,6 +10,7 @@ its end marker) is a TruncatedDumpError, or, with allow_truncated, ends after it
 from __future__ import annotations
 
 import bz2
+import codecs
 import contextlib
 import glob
 import gzip
@@ -19,6 +20,7 @@ import lzma
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 from collections import Counter
@@ -32,6 +34,7 @@ import mwxml.errors
 from . import fileio
 from .errors import DumpError, TruncatedDumpError
 from .fastbz2 import open_bz2
+from .language_check import TextLanguage, mismatch, warning_line
 from .readahead import ReadAhead
 from .records import Namespace, Page, SiteInfo
 from .titles import TitleParser
@@ -291,6 +294,8 @@ _ATTR = re.compile(r'\b(version|xml:lang)="([^"]*)"')
 
 
 def _language(dbname: str, base: str, xml_lang: str) -> str:
+    """The wiki's language code as the siteinfo says it: its dbname ("zh_yuewiki" -> "zh-yue"),
+    else its base URL's host, else the root's xml:lang (the content language, "nb" on nowiki)."""
     if dbname.endswith("wiki") and len(dbname) > 4:
         return dbname[:-4].replace("_", "-")
     host = re.match(r"https?://([a-z\-]+)\.wikipedia\.org", base or "")
@@ -576,6 +581,88 @@ class _Concat(io.RawIOBase):
                 return len(data)
             self.parts.pop(0)
         return 0
+
+
+# The language check reads the first articles of each file: at most this much decompressed XML,
+# this many articles, this many characters of their text.
+_SAMPLE_BYTES = 4 << 20
+_SAMPLE_ARTICLES = 30
+_SAMPLE_CHARS = 300_000
+_SAMPLE_CHUNK = 1 << 18
+_SAMPLE_PAGE = re.compile(r"<page>(.*?)</page>", re.S)
+_SAMPLE_NS = re.compile(r"<ns>(-?\d+)</ns>")
+_SAMPLE_TEXT = re.compile(r"<text\b[^>]*>([^<]*)</text>")
+
+
+def sample_article_texts(path: str) -> list[str]:
+    """The wikitext of the first main-namespace articles of a dump file (no redirects), read
+    from its first _SAMPLE_BYTES; [] for a file that cannot be read (opening it says why)."""
+    texts: list[str] = []
+    try:
+        with fileio.open_read(path) as raw:
+            stream, compressed = decompressed(raw)
+            with contextlib.closing(stream) if compressed else contextlib.nullcontext(stream):
+                for page in _first_pages(stream):
+                    text = _article_text(page)
+                    if text is not None:
+                        texts.append(text[:_SAMPLE_CHARS - sum(map(len, texts))])
+                        if len(texts) >= _SAMPLE_ARTICLES or sum(map(len, texts)) >= _SAMPLE_CHARS:
+                            break
+    except (OSError, EOFError, lzma.LZMAError, ValueError):
+        pass  # a cut or bad file: what was read is sample enough
+    return texts
+
+
+def _first_pages(stream) -> Iterator[str]:
+    """The XML of each <page> within the first _SAMPLE_BYTES of `stream`, UTF-8 or UTF-16."""
+    first = stream.read(_SAMPLE_CHUNK)
+    encoding = "utf-16" if first[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8"
+    decoder = codecs.getincrementaldecoder(encoding)("replace")
+    chunk, pending, read = first, "", len(first)
+    while chunk:
+        pending += decoder.decode(chunk)
+        end = 0
+        for page in _SAMPLE_PAGE.finditer(pending):
+            end = page.end()
+            yield page.group(1)
+        pending = pending[end:]
+        chunk = stream.read(_SAMPLE_CHUNK) if read < _SAMPLE_BYTES else b""
+        read += len(chunk)
+
+
+def _article_text(page: str) -> str | None:
+    """The last revision's text of a page's XML where it is a main-namespace article."""
+    ns = _SAMPLE_NS.search(page)
+    texts = _SAMPLE_TEXT.findall(page)
+    if (ns is not None and ns.group(1) != "0") or not texts or "<redirect" in page:
+        return None
+    text = html.unescape(texts[-1])
+    return None if text.lstrip().startswith("#") else text
+
+
+def language_mismatch(path: str) -> tuple[str, TextLanguage | None]:
+    """The language `path` declares, and what its first articles look like where that is not
+    it (None where they may well be in it)."""
+    declared = DumpFile(path).site.lang
+    return declared, mismatch(declared, sample_article_texts(path))
+
+
+def check_declared_language(inputs: Iterable[str], lang: str | None = None) -> str | None:
+    """Warn in one line on stderr where the first input's text does not look like the language
+    its siteinfo declares, and return that line. Nothing to check when `lang` (--lang) is given;
+    nothing said for inputs that cannot be read: reading them says why."""
+    if lang:
+        return None
+    try:
+        path = expand_inputs(inputs)[0]
+        declared, found = language_mismatch(path)
+    except DumpError:
+        return None
+    if found is None:
+        return None
+    line = warning_line(os.path.basename(path), declared, found)
+    print(line, file=sys.stderr)
+    return line
 
 
 def read_pages(paths: Iterable[str], counts: Counter | None = None, allow_truncated: bool = False,

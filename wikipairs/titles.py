@@ -4,6 +4,11 @@ MediaWiki turns `[[ :file:Foo_bar#Baz ]]` into the page `File:Foo bar`: undersco
 whitespace become one space, HTML entities and %-escapes are decoded, the fragment is dropped,
 the namespace prefix is matched case-insensitively against names and aliases, and the first letter
 is upper-cased where the namespace's case rule is `first-letter`.
+
+A namespace's names are, first come first kept: the dump's siteinfo (its own word, main names
+only), the canonical English names (valid on every wiki), and the names and aliases that
+mwconstants lists for the wiki's language (Vietnamese Hình:, Japanese 画像:, Chinese 分類:; see
+wikipairs.mediawiki_names), so `--lang` brings that language's aliases.
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from .mediawiki_names import LocalNamespace, local_namespaces
 from .records import Namespace, SiteInfo
 
 # Canonical (English) namespace names work on every wiki, whatever its language.
@@ -24,21 +30,9 @@ CANONICAL_NAMESPACES = {
     710: ("TimedText",), 711: ("TimedText talk",), 828: ("Module",), 829: ("Module talk",),
 }
 
-ENGLISH_PROJECT_NAMES = {4: "Wikipedia", 5: "Wikipedia talk"}
-
-# Localized aliases a dump's siteinfo does not list (it gives only each namespace's main name).
-LOCAL_ALIASES = {
-    "de": {6: ("Bild", "Datei"), 14: ("Kategorie",), 10: ("Vorlage",)},
-    "fr": {6: ("Fichier", "Image"), 14: ("Catégorie",), 10: ("Modèle",)},
-    "es": {6: ("Archivo", "Imagen"), 14: ("Categoría",), 10: ("Plantilla",)},
-    "it": {6: ("File", "Immagine"), 14: ("Categoria",), 10: ("Template",)},
-    "el": {6: ("Αρχείο", "Εικόνα"), 14: ("Κατηγορία",), 10: ("Πρότυπο",)},
-    "nl": {6: ("Bestand", "Afbeelding"), 14: ("Categorie",), 10: ("Sjabloon",)},
-    "pt": {6: ("Ficheiro", "Arquivo", "Imagem"), 14: ("Categoria",), 10: ("Predefinição",)},
-    "ru": {6: ("Файл", "Изображение"), 14: ("Категория",), 10: ("Шаблон",)},
-    "pl": {6: ("Plik", "Grafika"), 14: ("Kategoria",), 10: ("Szablon",)},
-    "sv": {6: ("Fil", "Bild"), 14: ("Kategori",), 10: ("Mall",)},
-}
+# Keys of CANONICAL_NAMESPACES' names, for placing mwconstants' entries by their canonical name.
+_CANONICAL_IDS = {name.casefold(): ns_id for ns_id, names in CANONICAL_NAMESPACES.items()
+                  for name in names}
 
 # Wikipedia language codes: `[[xx:Title]]` with one of these prefixes is an interlanguage link.
 LANGUAGE_CODES = frozenset("""
@@ -112,26 +106,62 @@ def upper_first(text: str, lang: str = "") -> str:
     return upper + text[1:]
 
 
+def _namespace_id(entry: LocalNamespace, by_name: dict[str, int]) -> int | None:
+    """The id of a namespace mwconstants lists: by its canonical name, else (a namespace of this
+    wiki only, such as Portal or Anexo) by its local name among the siteinfo's."""
+    for name in (entry.canonical, entry.local):
+        key = clean_spaces(name).casefold()
+        ns_id = _CANONICAL_IDS.get(key, by_name.get(key))
+        if ns_id is not None:
+            return ns_id
+    return None
+
+
+def localized_names(lang: str, namespaces: dict[int, Namespace]) -> dict[int, tuple[str, ...]]:
+    """Names and aliases (mwconstants) of the `lang` Wikipedia for each of `namespaces`."""
+    by_name = {clean_spaces(ns.name).casefold(): ns.id for ns in namespaces.values() if ns.name}
+    names: dict[int, tuple[str, ...]] = {}
+    for entry in local_namespaces(lang):
+        ns_id = _namespace_id(entry, by_name)
+        if ns_id in namespaces:
+            names[ns_id] = names.get(ns_id, ()) + entry.names
+    return names
+
+
+def default_namespaces(lang: str, case: str = "first-letter") -> dict[int, Namespace]:
+    """The namespaces of a dump without them in its siteinfo: the canonical ones, named as the
+    `lang` Wikipedia names them (its page titles carry those names), else in English."""
+    local = {}
+    for entry in local_namespaces(lang) or local_namespaces("en"):
+        ns_id = _CANONICAL_IDS.get(clean_spaces(entry.canonical).casefold())
+        if ns_id is not None:
+            local.setdefault(ns_id, entry.local)
+    return {ns_id: Namespace(ns_id, local.get(ns_id, names[0]), case)
+            for ns_id, names in CANONICAL_NAMESPACES.items()}
+
+
 class TitleParser:
     """Normalizes titles of one wiki. Results are cached: the same targets recur millions of times."""
 
     def __init__(self, site: SiteInfo):
         self.site = site
         self._names: dict[str, Namespace] = {}
-        # No namespaces in the siteinfo: English Wikipedia's, whose project namespace (4) is
-        # "Wikipedia" (Project:/WP: stay aliases of it).
-        namespaces = dict(site.namespaces) or {
-            k: Namespace(k, ENGLISH_PROJECT_NAMES.get(k, names[0]), site.case)
-            for k, names in CANONICAL_NAMESPACES.items()
-        }
-        self.namespaces = namespaces
-        for ns in namespaces.values():
-            names = (ns.name, *ns.aliases, *CANONICAL_NAMESPACES.get(ns.id, ()),
-                     *LOCAL_ALIASES.get(site.lang, {}).get(ns.id, ()))
-            for name in names:
-                if name:
-                    self._names.setdefault(clean_spaces(name).casefold(), ns)
+        # No namespaces in the siteinfo: the wiki's own (mwconstants), or English Wikipedia's.
+        self.namespaces = dict(site.namespaces) or default_namespaces(site.lang, site.case)
+        # First come, first kept: the siteinfo's names are the dump's own word, so they win over
+        # the canonical English names, which win over the aliases mwconstants lists.
+        for ns in self.namespaces.values():
+            self._add_names(ns, (ns.name, *ns.aliases))
+        for ns in self.namespaces.values():
+            self._add_names(ns, CANONICAL_NAMESPACES.get(ns.id, ()))
+        for ns_id, names in localized_names(site.lang, self.namespaces).items():
+            self._add_names(self.namespaces[ns_id], names)
         self._cache: dict[str, Title | None] = {}
+
+    def _add_names(self, ns: Namespace, names) -> None:
+        for name in names:
+            if name:
+                self._names.setdefault(clean_spaces(name).casefold(), ns)
 
     def namespace_names(self, ns_id: int) -> set[str]:
         """All names (casefolded) that select namespace `ns_id`, e.g. {"file", "image"}."""

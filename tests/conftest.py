@@ -61,20 +61,20 @@ def parsed_dumps():
     Parsing sees only the shared punkt_tab models (NLTK_DATA=../shared/data/nltk_data, and no
     other folder with a punkt_tab model), so English uses punkt_tab and Greek a trained model on
     every machine, whatever NLTK_DATA the caller has."""
-    cache: dict[str, ParsedDump] = {}
+    cache: dict[tuple, ParsedDump] = {}
 
-    def parse(name: str) -> ParsedDump:
-        if name not in cache:
+    def parse(name: str, lang: str | None = None) -> ParsedDump:
+        if (name, lang) not in cache:
             path = wiki_file(name)
             counts, info = Counter(), {}
             with pytest.MonkeyPatch.context() as mp:
                 mp.setenv("NLTK_DATA", str(NLTK_DATA))
                 mp.setattr(nltk.data, "path", punkt_free_paths())
-                config = ParseConfig(inputs=[str(path)], output="",
+                config = ParseConfig(inputs=[str(path)], output="", lang=lang,
                                      allow_truncated="truncated" in name)  # a dump cut on purpose
                 articles = list(iter_articles(config, counts, info))
-            cache[name] = ParsedDump(path, articles, counts, info)
-        return cache[name]
+            cache[name, lang] = ParsedDump(path, articles, counts, info)
+        return cache[name, lang]
 
     return parse
 

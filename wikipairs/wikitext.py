@@ -51,6 +51,7 @@ _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
 _MAGIC = re.compile(r"__[A-Z]+__")
+_DOUBLE_ESCAPED = re.compile(r"&amp;(?=(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});)")
 _QUOTES = re.compile(r"'{2,}")
 # What _QUOTES.sub(lambda m: "'" if len(m.group()) == 4 else "", text) does, without a call per
 # match: a run of exactly four quotes (bold plus an apostrophe) keeps one, other runs go.
@@ -64,6 +65,12 @@ _BRACKETS = re.compile(r"\[\[|\]\]|\n[ \t]*\n")  # links never span a blank line
 _BRACKET_TOKENS = re.compile(r"\[\[[^\[\]\n]*\]\]|\[\[|\]\]|\n[ \t]*\n")
 _HEADING = re.compile(r"^(={1,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.M)
 _PARA_BREAK = re.compile(r"\n[ \t]*\n+")
+# A line of nothing but pipes, bangs, braces and dashes: what is left of a table or of a
+# multi-column template's separators ("|", "|}", "----"), never text.
+_DEBRIS_LINE = re.compile(r"[\s|!{}\-]*\Z")
+# Link brackets left in text: markup the source leaves unbalanced ("[[Thrissur]", "[[[x]]]"),
+# shown as typed by MediaWiki but never words of a sentence.
+_STRAY_BRACKETS = re.compile(r"\[\[+(?:([^\[\]\n]*)\](?!\]))?|\]\]+")  # "[[x]" too
 _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
 _TRAIL = re.compile(r"^[^\W\d_]+")
 _URL = re.compile(r"\b(?:https?|ftp)://\S+")
@@ -115,6 +122,8 @@ class Cleaner:
         self.category_names = self.titles.namespace_names(14)
         names = "|".join(re.escape(n) for n in sorted(self.file_names | self.category_names))
         self._special_link = re.compile(r"\[\[\s*:?\s*(%s)\s*:" % names, re.I) if names else None
+        self._brackets_before_special = re.compile(
+            r"\[+(?=\[\[\s*:?\s*(?:%s)\s*:)" % names, re.I) if names else None
 
     # ---- stripping passes -------------------------------------------------------------------
     def strip(self, text: str, counts: Counter) -> tuple[str, list[str]]:
@@ -122,9 +131,17 @@ class Cleaner:
         text = _COMMENT.sub("", text)
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)
-        text = self.expand_templates(text, counts)
+        if "-{" in text:
+            text = _LANG_CONVERSION.sub(_converted, text)
+        # File links before templates: a caption's legend templates ({{legend|...}} a line each)
+        # would otherwise leave blank lines that end the link early and leak the caption.
+        if "[[[" in text and self._special_link is not None:  # "[[[[Image:x]]": one link
+            text = self._brackets_before_special.sub("", text)
         text, categories = self.strip_special_links(text)
+        text = self.expand_templates(text, counts)
         text = _MAGIC.sub("", text)
+        if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
+            text = _DOUBLE_ESCAPED.sub("&", text)
         if "''" in text:
             text = _QUOTE_MARKUP.sub("", text)
         return text, categories
@@ -220,7 +237,8 @@ class Cleaner:
                                            sentence=-1, start=-1, end=-1, raw_target=parsed.title))
 
     def strip_special_links(self, text: str) -> tuple[str, list[str]]:
-        """Remove File/Image/Media links (captions too) and categories; return the categories."""
+        """Remove File/Image/Media links (captions too) and categories; return the categories.
+        Links in captions, even in a caption's templates, are not counted as the page's links."""
         if self._special_link is None or not self._special_link.search(text):
             return text, []
         categories: list[str] = []
@@ -297,7 +315,7 @@ class Cleaner:
                         current = []
                     if self.options.keep_lists:
                         lines.append(_LIST_ITEM.sub("", line))
-                elif line.strip():
+                elif line.strip() and not _DEBRIS_LINE.match(line):
                     current.append(line.strip())
             if current:
                 lines.append(" ".join(current))
@@ -407,9 +425,12 @@ class Cleaner:
             title = parsed.title  # the common [[Target|anchor]]: what the code below gives
             return _Piece(anchor, self.resolve(title) if self.resolve else title, title)
         if anchor is None:
-            anchor = raw.lstrip().lstrip(":")
+            anchor = _unescape(raw.lstrip().lstrip(":"))
             if parsed is not None and parsed.interwiki:
                 anchor = anchor.split(":", 1)[1] if ":" in anchor else anchor
+                other = self.titles.parse(anchor)  # [[:en:Category:X]] reads "X", as below
+                if other is not None and other.ns != 0 and not other.interwiki:
+                    anchor = anchor.split(":", 1)[1]
             anchor = anchor.split("#", 1)[0] if not anchor.startswith("#") else anchor[1:]
             if parsed is not None and parsed.interwiki and not raw.lstrip().startswith(":") \
                     and parsed.interwiki not in _INTERWIKI_ONLY:
@@ -438,7 +459,8 @@ class Cleaner:
         for heading, level, body in self.sections(text):
             section = Section(heading=heading, level=level)
             for paragraph in self.paragraphs(body):
-                sentences, links = self._sentences(self.render(paragraph))
+                sentences, links = self._sentences(_without_stray_brackets(
+                    self.render(paragraph), counts))
                 if not sentences:
                     continue
                 s, p = len(article.sections), len(section.paragraphs)
@@ -622,6 +644,59 @@ def _strip_inline_tags(paragraph: str) -> str | None:
         return None
     out.append(paragraph[last:])
     return "".join(out)
+
+
+# Language-conversion markup (zh, sr, kk, ...): -{text}-, -{zh-hans:X; zh-hant:Y}-, -{H|rule}-.
+_LANG_CONVERSION = re.compile(r"-\{(?!\{)(.*?)\}-", re.S)
+_CONVERSION_FLAGS = re.compile(r"\s*([A-Za-z\-;\s]{1,12})\|")
+_VARIANT = re.compile(r"\s*([a-z]{2,3}(?:-[a-z]{2,4})*)\s*:(.*)", re.S)
+# Shown variant, first found: Simplified Chinese, then the others (a pair keeps one spelling).
+_VARIANT_ORDER = ("zh-hans", "zh-cn", "zh-sg", "zh-my", "zh", "zh-hant", "zh-tw", "zh-hk", "zh-mo",
+                  "sr-el", "sr-latn", "sr-ec", "sr-cyrl", "kk-cyrl", "kk-latn", "kk-arab")
+
+
+def _converted(m: re.Match) -> str:
+    """What a reader sees of one -{...}- block: a conversion rule that is only declared
+    (flags H, T, D, - : nothing), the raw text (R or no variants), or one variant's text."""
+    inner = m.group(1)
+    flags = _CONVERSION_FLAGS.match(inner)
+    if flags and ":" not in flags.group(1):
+        names = {f.strip() for f in flags.group(1).split(";")}
+        inner = inner[flags.end():]
+        if names & {"H", "T", "D", "-"}:
+            return ""
+        if "R" in names:
+            return inner
+    variants = {}
+    for part in inner.split(";"):
+        variant = _VARIANT.match(part)
+        if variant is None:
+            if part.strip() or not variants:
+                return inner if not variants else _first_variant(variants)
+            continue
+        variants.setdefault(variant.group(1), variant.group(2).strip())
+    return _first_variant(variants) if variants else inner
+
+
+def _first_variant(variants: dict[str, str]) -> str:
+    for code in _VARIANT_ORDER:
+        if code in variants:
+            return variants[code]
+    return next(iter(variants.values()))
+
+
+def _without_stray_brackets(pieces: list[_Piece], counts: Counter) -> list[_Piece]:
+    """`pieces` with link brackets left in their text removed (each run counted as
+    `stray_link_brackets`)."""
+    found = 0
+    for piece in pieces:
+        text = piece.text
+        if "[[" in text or "]]" in text:
+            piece.text, n = _STRAY_BRACKETS.subn(lambda m: m.group(1) or "", text)
+            found += n
+    if found:
+        counts["stray_link_brackets"] += found
+    return pieces
 
 
 def _unescape(text: str) -> str:

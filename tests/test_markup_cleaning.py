@@ -1,0 +1,115 @@
+"""Text that markup must not leave behind, on small dumps of the shapes real wikis have, and the
+leak metric that measures it (wikipairs.quality)."""
+from __future__ import annotations
+
+from collections import Counter
+
+from conftest import write_fake_dump
+from wikipairs.parse import ParseConfig, iter_articles
+from wikipairs.quality import is_leak
+
+
+def _parse(tmp_path, pages, lang="en", namespaces=None):
+    dump = write_fake_dump(tmp_path / "wiki.xml", pages, lang=lang, namespaces=namespaces)
+    counts = Counter()
+    articles = list(iter_articles(ParseConfig(inputs=[str(dump)], output=""), counts, {}))
+    return {a.title: a for a in articles}, counts
+
+
+def _sentences(article) -> list[str]:
+    return [s for *_, s in article.sentences()]
+
+
+# The map-legend caption of jawiki/ukwiki: a File link over several lines of legend templates.
+LEGEND = """The town is old. It lies on a river.
+[[File:Map.svg|thumb|450px|left|Population growth map.
+{{legend|#00FF00|Increase}}
+{{legend|#FF0000|Decrease}}
+]]
+The climate is mild. Summers are warm.
+
+== Languages ==
+[[ファイル:Spain languages.svg|thumb|right|alt=Languages|
+{{legend|#B3A34A|Spanish}}
+
+{{legend|#A34AB3|Basque}}
+]]
+Many languages are spoken here. Spanish is the most common one."""
+
+
+def test_file_caption_over_lines_of_templates_leaves_nothing(tmp_path):
+    articles, _ = _parse(tmp_path, [("Town", LEGEND)], namespaces={6: "ファイル"})
+    sentences = _sentences(articles["Town"])
+    assert sentences == ["The town is old.", "It lies on a river.", "The climate is mild.",
+                         "Summers are warm.", "Many languages are spoken here.",
+                         "Spanish is the most common one."], sentences
+
+
+def test_extra_brackets_before_a_file_link(tmp_path):
+    text = "[[[[image:Map.gif |thumb|center|250px|Cities and urban areas]]\nThe state is large. " \
+        "It has many [[city|cities]]."
+    articles, _ = _parse(tmp_path, [("State", text)])
+    assert _sentences(articles["State"]) == ["The state is large.", "It has many cities."]
+
+
+def test_double_escaped_entities_are_decoded(tmp_path):
+    text = "The film is 35&amp;nbsp;mm wide. Rock &amp;amp; roll came later. It uses " \
+        "[[35&nbsp;mm film]] stock. N&amp;nbsp;+&amp;nbsp;1 operands remain."
+    articles, _ = _parse(tmp_path, [("Film", text)])
+    article = articles["Film"]
+    assert _sentences(article) == ["The film is 35 mm wide.", "Rock & roll came later.",
+                                   "It uses 35 mm film stock.", "N + 1 operands remain."]
+    (link,) = article.links
+    assert (link.target, link.anchor) == ("35 mm film", "35 mm film"), link
+
+
+def test_stray_link_brackets_are_removed_and_counted(tmp_path):
+    text = "The college is in [[Thrissur]. It was founded by [[[The Founders]]] in 1970. " \
+        "A map of [[Kerala|the state]] hangs in the hall."
+    articles, counts = _parse(tmp_path, [("College", text)])
+    article = articles["College"]
+    assert _sentences(article) == ["The college is in Thrissur.",
+                                   "It was founded by The Founders in 1970.",
+                                   "A map of the state hangs in the hall."]
+    assert counts["stray_link_brackets"] >= 2, counts  # one per run of brackets removed
+    kerala = [link for link in article.links if link.target == "Kerala"]
+    sentence = article.sections[0].paragraphs[0][kerala[0].sentence]
+    assert sentence[kerala[0].start:kerala[0].end] == "the state"
+
+
+def test_table_and_column_debris_lines_are_dropped(tmp_path):
+    text = "Egypt has a long history. Many people study it.\n{{col-begin}}\n|\n''Known scholars''\n" \
+        "* [[Jean-François Champollion]]\n|\n''Writers of fiction''\n* [[Christian Jacq]]\n|}\n----\n"
+    articles, _ = _parse(tmp_path, [("Egypt", text)])
+    sentences = _sentences(articles["Egypt"])
+    assert not any(s.strip(" |!-{}") == "" or s.startswith("|") for s in sentences), sentences
+    assert "Known scholars" in sentences and "Jean-François Champollion" in sentences, sentences
+
+
+def test_chinese_language_conversion_markup_shows_one_variant(tmp_path):
+    text = "'''电脑'''，又称-{zh-hans:计算机; zh-hant:電腦;}-，是一种机器。-{H|zh-cn:软件; zh-tw:軟體;}-" \
+        "它运行-{A|zh-hans:软件;zh-hant:軟體}-。名称-{C++}-来自英语。"
+    articles, _ = _parse(tmp_path, [("电脑", text)], lang="zh")
+    text_out = " ".join(_sentences(articles["电脑"]))
+    assert "-{" not in text_out and "}-" not in text_out, text_out
+    assert "又称计算机，是一种机器。" in text_out and "它运行软件。" in text_out, text_out
+    assert "電腦" not in text_out and "軟體" not in text_out and "C++" in text_out, text_out
+
+
+def test_leak_metric_catches_markup_of_any_wiki():
+    for text, lang in [("A &nbsp; B", "en"), ("x &amp; y", "en"), ("__TOC__ here", "en"),
+                       ("see Hình:Map.jpg now", "vi"), ("Map|nhỏ|250px|trái|Caption", "vi"),
+                       ("mini|hochkant|links|Das Haus", "de"), ("カテゴリ:日本の川", "ja"),
+                       ("分類:河流", "zh"), ("ملف:خريطة.png", "ar"), ("A -{zh-hans:B}- C", "zh"),
+                       ("thumb|center|250px|Cities", "en"), ("[[Thrissur]", "en"),
+                       ("&#91;1&#93;", "en")]:
+        assert is_leak(text, lang), (text, lang)
+
+
+def test_leak_metric_passes_prose():
+    for text, lang in [("Titled The Odyssey File: The Making of 2010.", "en"),
+                       ("This mode uses the file:///path access scheme.", "en"),
+                       ("Links und rechts stehen Häuser, mini ist das Wort.", "de"),
+                       ("AT&T bought it for $5 & more.", "en"), ("Cats & dogs; x & y.", "en"),
+                       ("Tôi đi học, nhỏ và trái.", "vi"), ("東京は日本の首都である。", "ja")]:
+        assert not is_leak(text, lang), (text, lang)

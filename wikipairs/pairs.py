@@ -1,9 +1,16 @@
 """The three pre-training tasks of Chang et al. (ICLR 2020, Section 3) over Articles.
 
 Rules (also in the README):
+- Tokens: the SentencePiece pieces with `--vocab`, else the script-aware measure of
+  wikipairs.tokens: words with their combining marks, each punctuation mark, and in scripts
+  written without spaces short runs of characters (a Han character; two kana; three Thai, Lao,
+  Khmer or Myanmar characters). Every count, cap and truncation below uses the same measure.
 - Passages: consecutive sentences of one section, packed greedily until the next sentence would
   push the document (title, text and the [CLS]/[SEP] framing) past `doc_max_tokens`; a sentence
-  longer than that alone is a passage of its own (truncated when tokenized). Never across sections.
+  longer than that alone is a passage of its own. Never across sections.
+- Documents are capped: a document over `doc_max_tokens` (framing and title included) has its
+  text truncated at a token boundary (`{task}_doc_truncated`), so doc_text, doc_tokens and the
+  doc ids agree, and memory is bounded by the cap, not by the page.
 - ICT: one pair per passage of at least two sentences: the query is a sentence of the passage
   chosen by the seeded sampler, the document the title plus the passage without that sentence.
   In a share `ict_keep_rate` of pairs (seeded) the sentence stays in the document, as ORQA does.
@@ -12,15 +19,19 @@ Rules (also in the README):
 - WLP: one pair per (page B, page A) where B links to A (redirects resolved, A != B): the query
   is a lead sentence of A (seeded), the document the first passage of B that holds a link to A
   (or, when every link to A is outside the text, e.g. in an infobox, B's first passage), with the
-  anchor text.
-- Query sentences shorter than `min_query_tokens` are not used. Caps keep, per page and task, the
-  pairs with the smallest seeded hash (for WLP: per query page A), so capping is deterministic.
+  anchor text. `link_in_doc` is True only when the anchor is in doc_text (not cut off by the cap).
+- Query sentences are used only when they have at least `min_query_tokens` tokens, fit in
+  `query_max_tokens` with [CLS]/[SEP] (so query ids are never cut), and are prose: at least half
+  of their word tokens (punctuation left out) hold a letter, which drops table debris, number
+  lists and bare punctuation. Each reason is counted: `{task}_skipped_{short,long,not_prose}_query`
+  (ICT: pairs skipped; BFS and WLP: lead sentences left out of the choice).
+- Caps keep, per page and task, the pairs with the smallest seeded hash (for WLP: per query
+  page A), so capping is deterministic.
 Every choice is `sampling.sample(seed, task, page id, position)`; no process state.
 """
 from __future__ import annotations
 
 import heapq
-import re
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -28,14 +39,20 @@ from dataclasses import dataclass, field
 
 from .records import Article, Pair
 from .sampling import choose, coin, sample, stable_id
+from .tokens import is_prose, token_count, truncate_by_count, truncate_tokens
 
 TASKS = ("ict", "bfs", "wlp")
-_WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+FRAMING = 3  # [CLS] title [SEP] text [SEP]
+
+# The token measure when no SentencePiece model is given (wikipairs.tokens owns it).
+approx_token_count = token_count
 
 
-def approx_token_count(text: str) -> int:
-    """Words and punctuation marks: the token measure when no SentencePiece model is given."""
-    return len(_WORDS.findall(text))
+def truncator_for(count: Callable[[str], int]) -> Callable[[str, int], str]:
+    """(text, max_tokens) -> the longest prefix of text that `count` puts at <= max_tokens."""
+    if count is token_count:
+        return truncate_tokens
+    return lambda text, max_tokens: truncate_by_count(text, max_tokens, count)
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,10 @@ class Passage:
     def text(self, skip: int | None = None) -> str:
         return " ".join(t for i, (_, _, t) in enumerate(self.sentences) if i != skip)
 
+    def offset(self, k: int) -> int:
+        """Where sentence k starts in `text()` (sentences joined by one space)."""
+        return sum(len(t) + 1 for _, _, t in self.sentences[:k])
+
     def doc_tokens(self, skip: int | None = None) -> int:
         """Tokens of the document: title and sentences (counted one by one)."""
         return self.title_tokens + sum(n for i, n in enumerate(self.counts) if i != skip)
@@ -71,7 +92,7 @@ def pack_passages(article: Article, doc_max_tokens: int,
                   count: Callable[[str], int] = approx_token_count) -> list[Passage]:
     """The article's passages (see the module rules). Framing: [CLS] title [SEP] text [SEP]."""
     title_tokens = count(article.title)
-    budget = max(1, doc_max_tokens - title_tokens - 3)
+    budget = max(1, doc_max_tokens - title_tokens - FRAMING)
     passages: list[Passage] = []
     for s, section in enumerate(article.sections):
         current, used = None, 0
@@ -101,9 +122,13 @@ class PairBuilder:
     def __init__(self, config: PairConfig = PairConfig(),
                  count: Callable[[str], int] = approx_token_count,
                  counts: Counter | None = None):
+        """`count`: the token measure (approx_token_count, or a Tokenizer's count_tokens);
+        documents are truncated by the same measure. `counts`: where skips are counted."""
         self.config, self._count = config, count
+        self._truncate = truncator_for(count)
         self.counts = counts if counts is not None else Counter()
         self._cache: dict[str, int] = {}
+        self._problems: dict[str, str | None] = {}
 
     def count(self, text: str) -> int:
         """Tokens of `text`, remembered (sentences are counted for packing and again as queries)."""
@@ -117,8 +142,46 @@ class PairBuilder:
     def passages(self, article: Article) -> list[Passage]:
         return pack_passages(article, self.config.doc_max_tokens, self.count)
 
-    def _usable_query(self, text: str) -> bool:
-        return self.count(text) >= self.config.min_query_tokens
+    def _query_problem(self, text: str) -> str | None:
+        """Why `text` cannot be a query ("short", "long", "not_prose"), or None when it can;
+        remembered (BFS and WLP both ask about every lead sentence)."""
+        if text not in self._problems:
+            if len(self._problems) > 50_000:
+                self._problems.clear()
+            self._problems[text] = self._find_query_problem(text)
+        return self._problems[text]
+
+    def _find_query_problem(self, text: str) -> str | None:
+        n = self.count(text)  # first: a 20 MB "sentence" is rejected before it is scanned again
+        if n < self.config.min_query_tokens:
+            return "short"
+        if n + 2 > self.config.query_max_tokens:  # [CLS] query [SEP] must fit
+            return "long"
+        return None if is_prose(text) else "not_prose"
+
+    def _usable_lead(self, article: Article, task: str) -> list[tuple[int, int, str]]:
+        """The lead sentences that can be queries; the others counted by reason under `task`."""
+        usable = []
+        for sentence in lead_sentences(article):
+            problem = self._query_problem(sentence[2])
+            if problem is None:
+                usable.append(sentence)
+            else:
+                self.counts[f"{task}_skipped_{problem}_query"] += 1
+        return usable
+
+    def document(self, passage: Passage, skip: int | None = None) -> tuple[str, int, bool]:
+        """(text, tokens, truncated) of the document of `passage` without sentence `skip`:
+        tokens count the title and the text, and the text is cut at a token boundary when the
+        document would pass `doc_max_tokens` with its framing (see the module rules)."""
+        text, tokens = passage.text(skip), passage.doc_tokens(skip)
+        room_for_title = max(0, self.config.doc_max_tokens - FRAMING)
+        title_tokens = min(passage.title_tokens, room_for_title)  # ids cut a long title too
+        room = room_for_title - title_tokens
+        if tokens - passage.title_tokens <= room:
+            return text, tokens, False
+        text = self._truncate(text, room)
+        return text, title_tokens + (self.count(text) if text else 0), True
 
     # ---- ICT --------------------------------------------------------------------------------
     def ict(self, article: Article, passages: list[Passage] | None = None) -> list[Pair]:
@@ -129,20 +192,23 @@ class PairBuilder:
                 continue
             q = choose(len(passage.sentences), seed, "ict", article.id, passage.index)
             p, i, query = passage.sentences[q]
-            if not self._usable_query(query):
-                self.counts["ict_skipped_short_query"] += 1
+            problem = self._query_problem(query)
+            if problem is not None:
+                self.counts[f"ict_skipped_{problem}_query"] += 1
                 continue
             keep = coin(self.config.ict_keep_rate, seed, "ict-keep", article.id, passage.index)
-            skip = None if keep else q
+            text, tokens, truncated = self.document(passage, None if keep else q)
+            if truncated:
+                self.counts["ict_doc_truncated"] += 1
+                keep = keep and passage.offset(q) + len(query) <= len(text)
             pairs.append(_pair("ict", article, (passage.section, p, i), query, article, passage,
-                               passage.text(skip), query_in_doc=keep,
-                               tokens=(passage.counts[q], passage.doc_tokens(skip))))
+                               text, query_in_doc=keep, tokens=(passage.counts[q], tokens)))
         return self._cap(pairs, "ict", article.id)
 
     # ---- BFS --------------------------------------------------------------------------------
     def bfs(self, article: Article, passages: list[Passage] | None = None) -> list[Pair]:
         seed, pairs = self.config.seed, []
-        lead = [s for s in lead_sentences(article) if self._usable_query(s[2])]
+        lead = self._usable_lead(article, "bfs")
         body = [x for x in (passages if passages is not None else self.passages(article))
                 if x.section != 0]
         if not lead or not body:
@@ -150,8 +216,11 @@ class PairBuilder:
             return []
         for passage in body:
             p, i, query = lead[choose(len(lead), seed, "bfs", article.id, passage.index)]
+            text, tokens, truncated = self.document(passage)
+            if truncated:
+                self.counts["bfs_doc_truncated"] += 1
             pairs.append(_pair("bfs", article, (0, p, i), query, article, passage,
-                               passage.text(), tokens=(self.count(query), passage.doc_tokens())))
+                               text, tokens=(self.count(query), tokens)))
         return self._cap(pairs, "bfs", article.id)
 
     def _cap(self, pairs: list[Pair], task: str, page_id: int) -> list[Pair]:
@@ -166,7 +235,7 @@ class PairBuilder:
     # ---- WLP: the two sides of the join, then the pairs of one query page ------------------
     def wlp_query(self, article: Article) -> "WlpQuery | None":
         """The query side of page A, keyed by its title; None when its lead has no usable sentence."""
-        lead = [s for s in lead_sentences(article) if self._usable_query(s[2])]
+        lead = self._usable_lead(article, "wlp")
         if not lead:
             self.counts["wlp_skipped_no_lead"] += 1
             return None
@@ -180,11 +249,12 @@ class PairBuilder:
 
         Targets are resolved through redirects later (a join), so the same A may come twice from
         one B under two spellings; `WlpDoc.order` (link position) lets the join keep the first.
-        `may_exist(target)` False drops a target at once (counted: it cannot be a page)."""
+        `may_exist(target)` False drops a target at once (counted: it cannot be a page).
+        Each passage's text is made (and truncated) once, however many targets it serves."""
         passages = passages if passages is not None else self.passages(article)
         if not passages:
             return
-        where = {(x.section, p, i): x for x in passages for p, i, _ in x.sentences}
+        where = {(x.section, p, i): (x, k) for x in passages for k, (p, i, _) in enumerate(x.sentences)}
         seen, texts = set(), {}
         for order, link in enumerate(article.links):
             target = link.target
@@ -194,14 +264,23 @@ class PairBuilder:
             if may_exist is not None and not may_exist(target):
                 self.counts["wlp_links_to_missing_pages"] += 1
                 continue
-            passage = where.get((link.section, link.paragraph, link.sentence))
+            passage, k = where.get((link.section, link.paragraph, link.sentence), (None, 0))
             in_text = passage is not None
             passage = passage or passages[0]
             if passage.index not in texts:
-                texts[passage.index] = (passage.text(), passage.doc_tokens())
-            text, tokens = texts[passage.index]
+                texts[passage.index] = self._wlp_text(passage)
+            text, tokens, truncated = texts[passage.index]
+            if in_text and truncated:  # the anchor may lie in the part the document cap cut off
+                in_text = passage.offset(k) + link.end <= len(text)
             yield target, WlpDoc(article.id, article.title, article.lang, passage.section,
                                  passage.index, text, link.anchor, in_text, order, tokens)
+
+    def _wlp_text(self, passage: Passage) -> tuple[str, int, bool]:
+        """`document(passage)`, counted once per passage however many targets it serves."""
+        text, tokens, truncated = self.document(passage)
+        if truncated:
+            self.counts["wlp_doc_truncated"] += 1
+        return text, tokens, truncated
 
     def wlp_pairs(self, query: "WlpQuery", docs: Iterable["WlpDoc"]) -> list[Pair]:
         """Pairs of one query page A with the documents of pages linking to it (any order in).
@@ -351,5 +430,5 @@ def build_pairs_in_memory(articles: Iterable[Article], tasks: Iterable[str],
 
 
 __all__ = ["TASKS", "PairConfig", "PairBuilder", "Passage", "WlpQuery", "WlpDoc", "pack_passages",
-           "lead_sentences", "approx_token_count", "select_wlp_docs", "wlp_rank",
+           "lead_sentences", "approx_token_count", "truncator_for", "select_wlp_docs", "wlp_rank",
            "build_pairs_in_memory"]

@@ -393,9 +393,10 @@ def test_another_seed_keeps_the_passages_and_changes_queries(gensim_build, gensi
     new id."""
     seed0 = {(r["doc_page_id"], r["doc_passage"]): r for r in read_rows(gensim_build, "ict")}
     seed1 = {(r["doc_page_id"], r["doc_passage"]): r for r in read_rows(gensim_build_seed1, "ict")}
-    # short-query skips depend on the chosen sentence, so a few passages may differ
+    # short- and long-query skips depend on the chosen sentence, so some passages differ: with
+    # this 2000-piece vocabulary 18% of the sentences are over query_max_tokens (64) pieces
     common = seed0.keys() & seed1.keys()
-    assert len(common) >= 0.98 * max(len(seed0), len(seed1))
+    assert len(common) >= 0.8 * max(len(seed0), len(seed1))
     moved = same = 0
     for key in common:
         a, b = seed0[key], seed1[key]
@@ -481,7 +482,7 @@ def test_tfrecord_shards_parse_into_the_parquet_rows(gensim_build):
             for g, e in zip(got, expected):
                 assert g == e, f"{tfrecord}: record {g['pair_id']} differs from its Parquet row"
             seen += len(got)
-    assert seen > 8000
+    assert seen > 7000  # ~7,240: queries over 64 pieces of this 2000-piece vocabulary are dropped
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -531,6 +532,14 @@ def _find_passage(flat, doc_text: str, skip: int | None):
     return None
 
 
+def _truncated_sentence(flat, doc_text: str):
+    """(k, k + 1) when doc_text is a sentence k cut short by the document cap (its first pieces)."""
+    for k, (_, _, text) in enumerate(flat):
+        if doc_text and len(doc_text) < len(text) and text.startswith(doc_text):
+            return k, k + 1
+    return None
+
+
 def _passages(rows, articles, task: str):
     """(row, article, sentences of its passage) for every ICT/BFS row, checking that the passage
     is a run of consecutive sentences of the one section doc_section."""
@@ -545,7 +554,7 @@ def _passages(rows, articles, task: str):
             assert r["query_section"] == r["doc_section"], r["pair_id"]
             skip = [(p, i) for p, i, _ in flat].index((r["query_paragraph"], r["query_sentence"]))
             assert flat[skip][2] == r["query"]
-        span = _find_passage(flat, r["doc_text"], skip)
+        span = _find_passage(flat, r["doc_text"], skip) or _truncated_sentence(flat, r["doc_text"])
         assert span is not None, (f"{task} {r['pair_id']}: doc_text is not a run of sentences of "
                                   f"section {r['doc_section']} of {article.title!r}")
         if task == "ict":
@@ -570,6 +579,9 @@ def test_passages_stay_in_one_section_and_respect_the_token_budget(
             over += 1
         in_doc = [t for p, i, t in sentences if task != "ict" or r["query_in_doc"]
                   or (p, i) != (r["query_paragraph"], r["query_sentence"])]
+        if len(in_doc) == 1 and r["doc_text"] != in_doc[0]:  # one sentence, cut by the cap
+            assert r["doc_tokens"] == count(article.title) + count(r["doc_text"]) <= DOC_MAX - 3
+            in_doc = [r["doc_text"]]
         assert r["doc_tokens"] == count(article.title) + sum(count(t) for t in in_doc), \
             f"{r['pair_id']}: doc_tokens is not title + document sentences, counted one by one"
         if task == "ict":

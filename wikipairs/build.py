@@ -62,8 +62,9 @@ class BuildError(WikipairsError):
 
 
 def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> list[str]:
-    """The paragraphs Punkt is trained on when no model is installed: the first TRAINING_CHARS
-    characters of main-namespace article text, in dump order (as `wikipairs parse` does)."""
+    """The paragraphs Punkt is trained on (--sentence-splitter punkt-trained): the first
+    TRAINING_CHARS characters of main-namespace article text, in dump order (as `wikipairs
+    parse` does)."""
     texts, size = [], 0
     for path in paths:
         dump = DumpFile(path, lang=lang)
@@ -169,9 +170,10 @@ def build(config: BuildConfig) -> dict:
     paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
     sites = {p: DumpFile(p, lang=parse.lang).site for p in paths}
     lang = sites[paths[0]].lang
-    texts = ([] if SentenceSplitter.installed_model(lang)
-             else training_text(paths, parse.lang, parse.allow_truncated))
-    splitter = SentenceSplitter.for_language(lang, texts)
+    method = parse.sentence_splitter
+    texts = (training_text(paths, parse.lang, parse.allow_truncated)
+             if SentenceSplitter.needs_training_text(method) else [])
+    splitter = SentenceSplitter.for_language(lang, texts, method=method)
     tokenizer = None
     if config.vocab:
         from .vocab import Tokenizer

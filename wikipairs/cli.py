@@ -87,6 +87,14 @@ def main(ctx, debug):
     ctx.obj = {"debug": debug}
 
 
+# Shared by parse, build and vocab (the choices are wikipairs.sentences.METHODS).
+_sentence_splitter_option = click.option(
+    "--sentence-splitter", default="auto", show_default=True,
+    type=click.Choice(["auto", "punkt", "sentencex", "punkt-trained"]),
+    help="auto: NLTK Punkt where a punkt_tab model for the language is installed (NLTK_DATA), "
+         "else sentencex; punkt-trained: Punkt trained on the dump (an extra pass).")
+
+
 def _namespaces(value: str) -> tuple[int, ...]:
     try:
         return tuple(sorted({int(v) for v in value.split(",") if v.strip()}))
@@ -110,9 +118,10 @@ def _namespaces(value: str) -> tuple[int, ...]:
 @click.option("--keep-disambiguation", is_flag=True, help="Keep disambiguation pages.")
 @click.option("--keep-lists", is_flag=True, help="Keep list and index pages.")
 @click.option("--rows-per-shard", default=50_000, show_default=True, type=click.IntRange(1))
+@_sentence_splitter_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_disambiguation,
-          keep_lists, rows_per_shard, quiet):
+          keep_lists, rows_per_shard, sentence_splitter, quiet):
     """Parse dumps into articles (sections, sentences, links) as Parquet shards."""
     from .dump import check_declared_language
     from .parse import ParseConfig, parse_dump
@@ -121,7 +130,8 @@ def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_d
         inputs=list(inputs) or [sample_dump()], output=output, namespaces=_namespaces(namespaces),
         lang=lang, allow_truncated=allow_truncated, keep_tables=keep_tables,
         keep_disambiguation=keep_disambiguation, keep_lists=keep_lists,
-        rows_per_shard=rows_per_shard, quiet=quiet, command=sys.argv[:])
+        sentence_splitter=sentence_splitter, rows_per_shard=rows_per_shard, quiet=quiet,
+        command=sys.argv[:])
     check_declared_language(config.inputs, lang)
     summary = parse_dump(config)
     _print_summary(summary, output)
@@ -197,6 +207,7 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 @click.option("--lang", default=None, help=LANG_HELP)
 @click.option("--allow-truncated", is_flag=True)
 @click.option("--keep-tables", is_flag=True)
+@_sentence_splitter_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress lines on stderr (default: when stderr is a terminal).")
@@ -204,7 +215,7 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_docs_per_page,
           doc_max_tokens, query_max_tokens, min_query_tokens, ict_keep_rate, num_shards,
           streams_per_split, parts_per_file, redirect_mode, workers, runner, dry_run, namespaces, lang,
-          allow_truncated, keep_tables, quiet, progress):
+          allow_truncated, keep_tables, sentence_splitter, quiet, progress):
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
 
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
@@ -220,7 +231,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
     inputs = list(inputs) or [sample_dump()]
     parse_config = ParseConfig(inputs=inputs, output=output, namespaces=_namespaces(namespaces),
                                lang=lang, allow_truncated=allow_truncated,
-                               keep_tables=keep_tables)
+                               keep_tables=keep_tables, sentence_splitter=sentence_splitter)
     config = BuildConfig(
         inputs=inputs, output=output, tasks=_csv_choice(tasks, TASKS, "--task", "all"),
         formats=_csv_choice(formats, FORMATS, "--format"), vocab=vocab,
@@ -267,14 +278,16 @@ def print_stats_table(stats: dict) -> None:
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--lang", default=None, help=LANG_HELP)
 @click.option("--allow-truncated", is_flag=True)
-def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated):
+@_sentence_splitter_option
+def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated,
+          sentence_splitter):
     """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""
     from .dump import check_declared_language
     from .parse import ParseConfig, iter_articles
     from .vocab import sample_sentences, train_vocab
 
     config = ParseConfig(inputs=list(inputs) or [sample_dump()], output="", lang=lang,
-                         allow_truncated=allow_truncated)
+                         allow_truncated=allow_truncated, sentence_splitter=sentence_splitter)
     check_declared_language(config.inputs, lang)
     sentences = sample_sentences(iter_articles(config), max_sentences, seed)
     summary = train_vocab(sentences, output, vocab_size=vocab_size, model_type=model_type,

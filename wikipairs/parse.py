@@ -1,7 +1,8 @@
 """`wikipairs parse`: dump files -> Parquet shards of Articles, the redirect table, a manifest.
 
-Two passes over the input: the first collects redirects (and, where no Punkt model is installed,
-text to train one); the second parses articles, resolving link targets through the redirects.
+Two passes over the input: the first collects redirects (and, with `--sentence-splitter
+punkt-trained`, text to train Punkt on); the second parses articles, resolving link targets
+through the redirects.
 Memory stays flat: pages stream one at a time in both passes. A compressed file is decompressed
 once: the first pass keeps the XML in a temporary file (dump.DecompressedCopy, bounded in size)
 that the second pass reads.
@@ -37,6 +38,7 @@ class ParseConfig:
     lang: str | None = None
     allow_truncated: bool = False
     keep_tables: bool = False
+    sentence_splitter: str = "auto"  # sentences.METHODS: auto, punkt, sentencex, punkt-trained
     keep_disambiguation: bool = False
     keep_lists: bool = False
     rows_per_shard: int = 50_000
@@ -101,16 +103,16 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
     # Pass 1 keeps each compressed file's decompressed XML (on disk, within limits: see
     # dump.DecompressedCopy) so that pass 2 need not decompress it again. It needs only the
     # redirects (read by a scan, not an XML parse), unless Punkt must be trained on the text.
+    need_text = SentenceSplitter.needs_training_text(config.sentence_splitter)
     first = DumpFile(paths[0], lang=config.lang, keep_copy=True, redirects_only=True)
     site = first.site
-    need_text = SentenceSplitter.installed_model(site.lang) is None
     if need_text:
         first = DumpFile(paths[0], lang=config.lang, keep_copy=True)
     dumps = [first] + [DumpFile(p, lang=config.lang, keep_copy=True, redirects_only=not need_text)
                        for p in paths[1:]]
     redirects, texts = read_redirects_and_training_text(dumps, need_text, Counter(),
                                                         config.allow_truncated)
-    splitter = SentenceSplitter.for_language(site.lang, texts)
+    splitter = SentenceSplitter.for_language(site.lang, texts, method=config.sentence_splitter)
     info.update(redirects=redirects, lang=site.lang, sentence_splitter=splitter.source)
     for first in dumps:  # reopen: pass 2
         dump = first.reopen()

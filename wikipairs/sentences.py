@@ -1,8 +1,21 @@
-"""Sentence splitting with NLTK Punkt, offline.
+"""Sentence splitting, offline: NLTK Punkt where a punkt_tab model is installed, else sentencex;
+then one rule for the sentence marks of other scripts, whatever the backend.
 
-The punkt_tab model for the dump's language is used when installed (NLTK_DATA or NLTK's default
-folders). Otherwise Punkt parameters are trained on the input text itself, which is deterministic
-for the same text, so any language works without a download. Nothing is ever downloaded.
+* Backend. `method="auto"` (the default) uses the punkt_tab model of the dump's language when
+  installed (NLTK_DATA or NLTK's default folders), else sentencex (Wikimedia's rule-based
+  segmenter, which knows the punctuation and abbreviations of many languages: Greek `;` is a
+  question mark, for instance). Punkt trained on the input text itself is kept as an option
+  (`method="punkt-trained"`): it learns real boundaries as collocations ("Ευρώπης. Βρέχεται"
+  never splits) and needs a first pass over the dump, so it is no longer the default.
+* The universal rule (`_universal_cuts`, applied on top of either backend): unambiguous sentence
+  terminators of scripts that Punkt does not know end a sentence. CJK full stops and marks (。！？)
+  end it right after the mark and any closing brackets, with no whitespace needed (unless a
+  closing quote is followed by a particle that continues the sentence: 「…。」と述べた); the other
+  Unicode Sentence_Terminal marks (։ । ॥ ။ ۔ ؟ ። ...), and the Bengali ৷, end it when whitespace
+  follows. Thai has no sentence punctuation: a space between two stretches of Thai text that are
+  each long enough to be sentences ends one (`THAI_MIN_CHARS`). ASCII . ! ? stay the backend's.
+
+Nothing is ever downloaded.
 """
 from __future__ import annotations
 
@@ -12,9 +25,13 @@ import string
 from collections.abc import Iterable
 
 import nltk.data
+import regex
 from nltk.tokenize.punkt import (_ORTHO_BEG_LC, _ORTHO_LC, _ORTHO_MID_UC, _ORTHO_UC,
                                  PunktLanguageVars, PunktParameters, PunktSentenceTokenizer,
                                  PunktToken, PunktTrainer, load_punkt_params)
+
+from .errors import WikipairsError
+
 try:
     from nltk.tabdata import PunktDecoder
 except ImportError:  # nltk < 3.9 has no punkt_tab
@@ -43,18 +60,15 @@ EXTRA_ABBREVIATIONS["simple"] = EXTRA_ABBREVIATIONS["en"]
 TRAINING_CHARS = 2_000_000
 
 
-class _WikiLanguageVars(PunktLanguageVars):
-    # Other scripts end sentences with their own marks.
-    sent_end_chars = (".", "?", "!", "。", "！", "？", "।", "؟")
-
-
 class _GreekLanguageVars(PunktLanguageVars):
     # Greek uses ";" as its question mark.
     sent_end_chars = (".", "?", "!", ";")
 
 
 def _language_vars(lang: str) -> PunktLanguageVars:
-    return _GreekLanguageVars() if lang == "el" else _WikiLanguageVars()
+    """Punkt's end marks: ASCII only (Greek: and ";"); the marks of other scripts are the
+    universal rule's, so that one place decides them whatever the backend."""
+    return _GreekLanguageVars() if lang == "el" else PunktLanguageVars()
 
 
 def _find_punkt_tab(language: str) -> str | None:
@@ -87,13 +101,28 @@ def _load_punkt_tab(folder: str) -> PunktParameters:
         return load_punkt_params(nltk.data.FileSystemPathPointer(folder))
 
 
-class SentenceSplitter:
-    """Splits paragraphs into sentences; `spans(text)` gives [start, end) character offsets."""
+METHODS = ("auto", "punkt", "sentencex", "punkt-trained")
 
-    def __init__(self, tokenizer: PunktSentenceTokenizer, source: str):
+
+class SentenceSplitter:
+    """Splits paragraphs into sentences; `spans(text)` gives [start, end) character offsets of
+    each sentence, without the whitespace around it.
+
+    The backend is a Punkt tokenizer (`tokenizer`) or sentencex for `sentencex_lang`; only those
+    and `source` are state, so a splitter pickles small (Beam sends it to its workers)."""
+
+    def __init__(self, tokenizer: PunktSentenceTokenizer | None, source: str,
+                 sentencex_lang: str | None = None):
+        if (tokenizer is None) == (sentencex_lang is None):
+            raise ValueError("a SentenceSplitter needs a Punkt tokenizer or a sentencex language")
         self.tokenizer = tokenizer
-        self.source = source  # "punkt_tab:english" or "trained:<chars> chars"
+        self.sentencex_lang = sentencex_lang
+        # "punkt_tab:english", "sentencex:ja" or "punkt-trained:<chars> chars"
+        self.source = source
         self._fast: _FastPunkt | None = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_fast": None}  # the fast path's caches are rebuilt on use
 
     @staticmethod
     def installed_model(lang: str) -> str | None:
@@ -101,17 +130,37 @@ class SentenceSplitter:
         language = PUNKT_LANGUAGES.get(lang)
         return _find_punkt_tab(language) if language else None
 
+    @staticmethod
+    def needs_training_text(method: str) -> bool:
+        """Whether `for_language(lang, method=method)` uses `training_text` (a first pass)."""
+        return _checked_method(method) == "punkt-trained"
+
     @classmethod
-    def for_language(cls, lang: str, training_text: Iterable[str] = ()) -> "SentenceSplitter":
-        """The installed punkt_tab model for `lang`, else Punkt trained on `training_text`."""
-        folder = cls.installed_model(lang)
+    def for_language(cls, lang: str, training_text: Iterable[str] = (),
+                     method: str = "auto") -> "SentenceSplitter":
+        """The splitter `method` asks for: "punkt" (the installed punkt_tab model; an error
+        without one), "sentencex", "punkt-trained" (Punkt trained on `training_text`), or
+        "auto": punkt_tab where installed, else sentencex."""
+        method = _checked_method(method)
+        if method == "punkt-trained":
+            return cls.trained(training_text, lang)
+        folder = cls.installed_model(lang) if method in ("auto", "punkt") else None
         if folder is not None:
-            tokenizer = PunktSentenceTokenizer()
-            tokenizer._params = _load_punkt_tab(folder)
-            tokenizer._lang_vars = _language_vars(lang)
-            tokenizer._params.abbrev_types.update(EXTRA_ABBREVIATIONS.get(lang, ()))
-            return cls(tokenizer, f"punkt_tab:{os.path.basename(folder)}")
-        return cls.trained(training_text, lang)
+            return cls.punkt_tab(folder, lang)
+        if method == "punkt":
+            raise WikipairsError(f"no punkt_tab model installed for language {lang!r} (NLTK_DATA="
+                                 f"{os.environ.get('NLTK_DATA', '')!r}); use --sentence-splitter "
+                                 "auto, sentencex or punkt-trained")
+        return cls(None, f"sentencex:{lang}", sentencex_lang=lang)
+
+    @classmethod
+    def punkt_tab(cls, folder: str, lang: str) -> "SentenceSplitter":
+        """Punkt with the punkt_tab model in `folder`, plus Wikipedia's frequent abbreviations."""
+        tokenizer = PunktSentenceTokenizer()
+        tokenizer._params = _load_punkt_tab(folder)
+        tokenizer._lang_vars = _language_vars(lang)
+        tokenizer._params.abbrev_types.update(EXTRA_ABBREVIATIONS.get(lang, ()))
+        return cls(tokenizer, f"punkt_tab:{os.path.basename(folder)}")
 
     @classmethod
     def trained(cls, texts: Iterable[str], lang: str = "") -> "SentenceSplitter":
@@ -127,12 +176,31 @@ class SentenceSplitter:
                 break
         trainer.finalize_training()
         tokenizer = PunktSentenceTokenizer(trainer.get_params(), lang_vars=lang_vars)
-        return cls(tokenizer, f"trained:{size} chars")
+        return cls(tokenizer, f"punkt-trained:{size} chars")
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        """What `self.tokenizer.span_tokenize(text)` gives, computed faster (see `_FastPunkt`)."""
-        if not _HAS_END.search(text):
+        """The backend's spans, cut further by the universal rule."""
+        # _HAS_END, in two steps: str.isascii() costs nothing, and most English text is ASCII.
+        universal = not text.isascii() and _UNIVERSAL_MARK.search(text)
+        if not universal and not _PUNKT_END.search(text):
             return [(0, len(text))] if text.strip() else []
+        spans = self._backend_spans(text)
+        if universal:
+            spans = _apply_cuts(text, spans, *_universal_cuts(text))
+        return spans
+
+    def split(self, text: str) -> list[str]:
+        return [text[a:b] for a, b in self.spans(text)]
+
+    def _backend_spans(self, text: str) -> list[tuple[int, int]]:
+        if self.tokenizer is None:
+            return _sentencex_spans(self.sentencex_lang, text)
+        if not _PUNKT_END.search(text):
+            return [(0, len(text))] if text.strip() else []
+        return self._punkt_spans(text)
+
+    def _punkt_spans(self, text: str) -> list[tuple[int, int]]:
+        """What `self.tokenizer.span_tokenize(text)` gives, computed faster (see `_FastPunkt`)."""
         fast = self._fast
         tokenizer = self.tokenizer
         if fast is None or not fast.valid_for(tokenizer):
@@ -141,11 +209,201 @@ class SentenceSplitter:
                 return list(tokenizer.span_tokenize(text))
         return fast.spans(text)
 
-    def split(self, text: str) -> list[str]:
-        return [text[a:b] for a, b in self.spans(text)]
+
+def _checked_method(method: str) -> str:
+    if method not in METHODS:
+        raise WikipairsError(f"unknown sentence splitter {method!r}: expected one of "
+                             + ", ".join(METHODS))
+    return method
 
 
-_HAS_END = re.compile(r"[.?!;。！？।؟]\W*\s")
+def _sentencex_spans(lang: str, text: str) -> list[tuple[int, int]]:
+    """sentencex's sentences (character offsets, trailing whitespace included), without the
+    whitespace around them.
+
+    sentencex never ends a sentence inside quotes, so a quoted speech of twenty sentences, or a
+    quote never closed (an apostrophe taken for one: "του '70."), became one sentence. It is
+    given the text with quote marks as spaces (same offsets); each sentence then takes back the
+    quote marks around it (`_with_quotes`), and a piece with no word ('".') joins the one before."""
+    import sentencex  # a native module: imported where used, never pickled
+
+    masked = text.translate(_QUOTES_AS_SPACES)
+    raw = []
+    for segment in sentencex.get_sentence_boundaries(lang, masked):
+        start, end = segment["start_index"], segment["end_index"]
+        while start < end and masked[start].isspace():
+            start += 1
+        while end > start and masked[end - 1].isspace():
+            end -= 1
+        if start < end:
+            raw.append((start, end))
+    spans = []
+    for i, (start, end) in enumerate(raw):
+        low = spans[-1][1] if spans else 0
+        high = raw[i + 1][0] if i + 1 < len(raw) else len(text)
+        start, end = _with_quotes(text, low, high, start, end)
+        if spans and not _WORD.search(text, start, end):
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    if spans and text[spans[-1][1]:].strip():  # a last quote mark, spaced: 'যায়। "'
+        spans[-1] = (spans[-1][0], len(text.rstrip()))
+    return spans
+
+
+def _with_quotes(text: str, low: int, high: int, start: int, end: int) -> tuple[int, int]:
+    """[start, end) with the quote marks around it, French spaced ones too (« Oui. »), within
+    [low, high); marks left alone between `low` and it (« " », spaced) go with it as well."""
+    end = _TRAILING_QUOTES.match(text, end, high).end()
+    gap = text[low:start]
+    return (low + len(gap) - len(gap.lstrip()) if gap.strip() else start), end
+
+
+_QUOTES = "\"'\u00ab\u00bb\u2039\u203a\u201c\u201d\u201e\u2018\u2019"  # " ' « » ‹ › “ ” „ ‘ ’
+_QUOTES_AS_SPACES = str.maketrans(dict.fromkeys(_QUOTES, " "))
+_WORD = re.compile(r"\w")
+_TRAILING_QUOTES = re.compile(f"[{_QUOTES}]*(?:[^\\S\\n]+[\u00bb\u203a](?!\\S))?")  # " »" after
+
+
+# ---- the universal rule: sentence marks of other scripts ------------------------------------
+
+def _sentence_terminals() -> str:
+    """Unicode's Sentence_Terminal characters (all below U+20000), as the `regex` module knows
+    them."""
+    return "".join(regex.findall(r"\p{Sentence_Terminal}", "".join(map(chr, range(0x20000)))))
+
+
+# End a sentence with no whitespace after them (CJK text has none between sentences).
+CJK_TERMINATORS = "\u3002\uff01\uff1f\uff61\ufe12\ufe15\ufe16\ufe56\ufe57"  # 。！？｡ and forms
+# Sentence_Terminal marks that are not unambiguous sentence ends: ASCII . ! ? (the backend's);
+# the fullwidth and small full stops and the one dot leader, also used in numbers and initials
+# (３．５, A．J．エリス); the Myanmar little section ၊, a comma.
+NOT_TERMINATORS = ".!?\uff0e\ufe52\u2024\u104a"
+# End marks that are not Sentence_Terminal: the Bengali ৷ (a numeral sign typed for the danda),
+# the Thai angkhankhu ๚ and khomut ๛.
+EXTRA_TERMINATORS = "\u09f7\u0e5a\u0e5b"
+# End a sentence when whitespace follows (after any closing brackets and quotes).
+SPACED_TERMINATORS = "".join(c for c in _sentence_terminals() + EXTRA_TERMINATORS
+                             if c not in CJK_TERMINATORS and c not in NOT_TERMINATORS)
+_CLOSERS = r"\p{Pe}\p{Pf}"  # closing brackets and quotes: 」』）》”’»)]
+# (ASCII quotes close after a mark followed by whitespace; after 。 they mostly open: 。"&" は)
+_CJK_END = regex.compile(f"[{CJK_TERMINATORS}]+([{_CLOSERS}]*)")
+_SPACED_END = regex.compile(f"[{re.escape(SPACED_TERMINATORS)}]+[{_CLOSERS}\"']*(?=\\s)")
+# After a quote that ends with a CJK mark, a particle or comma continues the sentence:
+# 「…。」と述べた, 「…。」という, 「…。」の, 「…。」「…。」など; words that begin sentences and start
+# like a particle (ところが, とはいえ, のちに, もし, やがて, でも, ...) do not.
+_QUOTE_CONTINUES = regex.compile(
+    r"(?!ところ|とはいえ|とにかく|とも|のち|もし|もちろん|もっとも|やがて|でも|では|はじめ)"
+    r"(?:[とのはをにがもやへで、，,「『（(]|など|って)")
+
+# Thai: letters, vowels and tone marks (ฯ and ๆ too); a sentence starts with a consonant or a
+# leading vowel, never with ฯ (the abbreviation mark of กรุงเทพฯ, ฯลฯ).
+_THAI_CHAR = re.compile("[\u0e01-\u0e4e]")
+_THAI_SPACE = re.compile("(?<=[\u0e01-\u0e4e])[^\\S\\n]+(?=[\u0e01-\u0e2e\u0e40-\u0e44])")
+# Thai separates sentences by a space, but also clauses, names, numbers and list items. A space
+# between Thai words is a sentence end only if the word after it does not continue a sentence
+# (a conjunction, preposition or relative word: _THAI_CONTINUING), the word before it leaves
+# none open (_THAI_NOT_FINAL), and the sentence so far and the rest of the paragraph both hold THAI_MIN_CHARS Thai characters.
+# 70 gives XQuAD's 240 Thai paragraphs 1,245 sentences, their English originals 1,190 (Punkt);
+# 50 gives 1,491, 80 gives 1,161 (benchmarks/sentence_quality.py prints these).
+THAI_MIN_CHARS = 70
+_THAI_CONTINUING = ("ซึ่ง", "และ", "หรือ", "ที่", "โดย", "ของ", "กับ", "ใน", "เพื่อ", "ว่า", "คือ",
+                    "เช่น", "ได้แก่", "รวม", "จาก", "ตั้งแต่", "ถึง", "ทำให้", "พร้อม", "ขณะ", "จน",
+                    "แล้ว", "ก็", "จึง", "เป็น", "แต่", "ให้", "ด้วย", "อีก", "ไป", "มา", "ได้", "กว่า",
+                    "ตาม", "ต่อ", "นั้น", "นี้")
+_THAI_NOT_FINAL = ("ได้แก่", "ที่", "และ", "หรือ", "ซึ่ง", "คือ", "เช่น", "โดย", "ของ", "กับ", "ใน",
+                   "จาก", "แก่", "ว่า", "ให้", "พร้อมด้วย", "ตั้งแต่", "ถึง", "เป็น", "ทั้ง")
+
+# Marks a backend may take for sentence ends that are none: the Myanmar little section ၊ (a
+# comma) and genitive ၏ (sentencex ends a sentence at "မြန်မာနိုင်ငံ၏ မြို့" "Myanmar's city").
+NEVER_TERMINATORS = "\u104a\u104f"
+_NEVER_END = re.compile(f"[{NEVER_TERMINATORS}]")
+
+# Any character the universal rule may act on: its marks in the Basic Multilingual Plane, Thai,
+# and any character beyond it (a class of the rare scripts' marks there makes `re` scan
+# several times slower; _universal_cuts looks at them exactly).
+_UNIVERSAL_MARK = re.compile("[%s\u0e01-\u0e5b\U00010000-\U0010ffff]" % re.escape("".join(
+    c for c in CJK_TERMINATORS + SPACED_TERMINATORS + NEVER_TERMINATORS if ord(c) < 0x10000)))
+# Punkt's candidates (an end mark then whitespace).
+_PUNKT_END = re.compile(r"[.?!;]\W*\s")
+
+
+class _AnyOf:
+    """`search` is truthy where one of the patterns matches: two searches that each keep `re`'s
+    fast scan for a first character cost less than one search for their alternation."""
+
+    def __init__(self, *patterns: re.Pattern):
+        self.patterns = patterns
+
+    def search(self, text: str) -> bool:
+        return any(pattern.search(text) for pattern in self.patterns)
+
+
+# A paragraph where this finds nothing is one sentence, returned without running a backend
+# (SentenceSplitter.spans makes the same test).
+_HAS_END = _AnyOf(_PUNKT_END, _UNIVERSAL_MARK)
+
+
+def _universal_cuts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """(cuts, owned): sentence ends the universal rule puts in `text` (a sentence ends at each
+    cut, the next starts after the whitespace there), and the ranges of positions right after
+    its marks, where it alone decides (a backend's boundary there that is no cut is undone)."""
+    cuts, owned = [], []
+    for match in _CJK_END.finditer(text):
+        owned.append((match.start() + 1, match.end()))
+        if not (match.group(1) and _QUOTE_CONTINUES.match(text, match.end())):
+            cuts.append(match.end())
+    for match in _SPACED_END.finditer(text):
+        owned.append((match.start() + 1, match.end()))
+        cuts.append(match.end())
+    owned.extend((match.end(), match.end()) for match in _NEVER_END.finditer(text))
+    cuts.extend(_thai_cuts(text))
+    return sorted(set(cuts)), owned
+
+
+def _thai_cuts(text: str) -> list[int]:
+    """Spaces between Thai words that end a sentence (see THAI_MIN_CHARS)."""
+    cuts, start = [], 0
+    for match in _THAI_SPACE.finditer(text):
+        space, after = match.span()
+        if text.startswith(_THAI_CONTINUING, after) or text.endswith(_THAI_NOT_FINAL, 0, space):
+            continue
+        if _thai_chars(text, start, space) >= THAI_MIN_CHARS \
+                and _thai_chars(text, after, len(text)) >= THAI_MIN_CHARS:
+            cuts.append(space)
+            start = after
+    return cuts
+
+
+def _thai_chars(text: str, start: int, end: int) -> int:
+    return len(_THAI_CHAR.findall(text, start, end))
+
+
+def _apply_cuts(text: str, spans: list[tuple[int, int]], cuts: list[int],
+                owned: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` with the boundaries that fall in `owned` but are no cut undone, then cut at
+    `cuts` (each piece without the whitespace around it)."""
+    merged = []
+    for start, end in spans:
+        if merged and _undone(merged[-1][1], cuts, owned):
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    out = []
+    for start, end in merged:
+        for cut in cuts:
+            if start < cut < end:
+                out.append((start, cut))
+                start = cut
+                while start < end and text[start].isspace():
+                    start += 1
+        if start < end:
+            out.append((start, end))
+    return out
+
+
+def _undone(end: int, cuts: list[int], owned: list[tuple[int, int]]) -> bool:
+    return end not in cuts and any(a <= end <= b for a, b in owned)
 
 
 def _compiled(pattern):

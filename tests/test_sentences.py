@@ -1,0 +1,198 @@
+"""Sentence splitting in every language (wikipairs.sentences): Punkt where a punkt_tab model is
+installed, sentencex elsewhere, and the universal rule for other scripts' end marks on top.
+
+Small paragraphs written for these tests check exact splits and offsets; the real dumps in
+../shared/data/wiki check that no dump is left with overlong "sentences" and that Japanese is
+split at 。."""
+from __future__ import annotations
+
+import pickle
+import re
+
+import pytest
+
+from conftest import NLTK_DATA, WIKI
+from wikipairs.errors import WikipairsError
+from wikipairs.sentences import THAI_MIN_CHARS, SentenceSplitter
+
+
+@pytest.fixture(autouse=True)
+def _shared_punkt_models(monkeypatch):
+    monkeypatch.setenv("NLTK_DATA", str(NLTK_DATA))  # the English punkt_tab model only
+
+
+def check_spans(splitter: SentenceSplitter, text: str) -> list[str]:
+    """The sentences, after checking that the spans are exact offsets: increasing, disjoint,
+    without whitespace around them, and covering every non-space character of `text`."""
+    spans = splitter.spans(text)
+    previous = 0
+    for start, end in spans:
+        assert previous <= start < end <= len(text), spans
+        assert not text[previous:start].strip(), (text[previous:start], spans)
+        assert text[start:end] == text[start:end].strip(), spans
+        previous = end
+    assert not text[previous:].strip(), spans
+    return [text[a:b] for a, b in spans]
+
+
+# (language, paragraph, expected sentences)
+PARAGRAPHS = [
+    ("ja", "東京は日本の首都である。人口は約1400万人！本当に多いのか？「多い。」と彼は言った。",
+     ["東京は日本の首都である。", "人口は約1400万人！", "本当に多いのか？", "「多い。」と彼は言った。"]),
+    ("ja", "𠀋という字がある。次の文は𠀋で終わる𠀋。最後。",  # astral characters: offsets in code points
+     ["𠀋という字がある。", "次の文は𠀋で終わる𠀋。", "最後。"]),
+    ("zh", "北京是中国的首都。它有很多人口！你去过吗？（我去过。）好的。",
+     ["北京是中国的首都。", "它有很多人口！", "你去过吗？", "（我去过。）", "好的。"]),
+    ("hy", "Երևանը Հայաստանի մայրաքաղաքն է։ Այն շատ հին քաղաք է։ Բնակչությունը մեծ է։",
+     ["Երևանը Հայաստանի մայրաքաղաքն է։", "Այն շատ հին քաղաք է։", "Բնակչությունը մեծ է։"]),
+    ("hi", "दिल्ली भारत की राजधानी है। यह एक बड़ा शहर है॥ क्या आप वहाँ गए हैं?",
+     ["दिल्ली भारत की राजधानी है।", "यह एक बड़ा शहर है॥", "क्या आप वहाँ गए हैं?"]),
+    ("bn", "ঢাকা বাংলাদেশের রাজধানী৷ এটি একটি বড় শহর। এখানে অনেক মানুষ থাকে৷",
+     ["ঢাকা বাংলাদেশের রাজধানী৷", "এটি একটি বড় শহর।", "এখানে অনেক মানুষ থাকে৷"]),
+    ("ur", "لاہور پاکستان کا ایک بڑا شہر ہے۔ یہ دریائے راوی کے کنارے واقع ہے۔ کیا آپ وہاں گئے ہیں؟ جی ہاں۔",
+     ["لاہور پاکستان کا ایک بڑا شہر ہے۔", "یہ دریائے راوی کے کنارے واقع ہے۔",
+      "کیا آپ وہاں گئے ہیں؟", "جی ہاں۔"]),
+    ("my", "ရန်ကုန်သည် မြန်မာနိုင်ငံ၏ မြို့ကြီး ဖြစ်သည်။ လူဦးရေ များပြားသည်။",
+     ["ရန်ကုန်သည် မြန်မာနိုင်ငံ၏ မြို့ကြီး ဖြစ်သည်။", "လူဦးရေ များပြားသည်။"]),
+    ("am", "አዲስ አበባ የኢትዮጵያ ዋና ከተማ ናት። ከተማዋ ትልቅ ናት። ሄደሃል፧ አዎ።",
+     ["አዲስ አበባ የኢትዮጵያ ዋና ከተማ ናት።", "ከተማዋ ትልቅ ናት።", "ሄደሃል፧", "አዎ።"]),
+    ("el", "Η Αθήνα είναι η πρωτεύουσα της Ευρώπης. Βρέχεται συχνά τον χειμώνα; Όχι πολύ.",
+     ["Η Αθήνα είναι η πρωτεύουσα της Ευρώπης.", "Βρέχεται συχνά τον χειμώνα;", "Όχι πολύ."]),
+    ("en", "Dr. Smith arrived in Washington. He was tired.",
+     ["Dr. Smith arrived in Washington.", "He was tired."]),
+]
+
+
+@pytest.mark.parametrize("lang, text, expected", PARAGRAPHS, ids=[p[0] for p in PARAGRAPHS])
+def test_paragraphs_split_into_their_sentences(lang, text, expected):
+    splitter = SentenceSplitter.for_language(lang)
+    assert check_spans(splitter, text) == expected
+
+
+def test_backend_choice_and_source():
+    assert SentenceSplitter.for_language("en").source == "punkt_tab:english"
+    assert SentenceSplitter.for_language("el").source == "sentencex:el"
+    assert SentenceSplitter.for_language("en", method="sentencex").source == "sentencex:en"
+    trained = SentenceSplitter.for_language("el", ["Ένα. Δύο. Τρία."], method="punkt-trained")
+    assert trained.source == "punkt-trained:15 chars"
+    with pytest.raises(WikipairsError, match="no punkt_tab model"):
+        SentenceSplitter.for_language("ja", method="punkt")
+    with pytest.raises(WikipairsError, match="unknown sentence splitter"):
+        SentenceSplitter.for_language("en", method="spacy")
+    assert SentenceSplitter.needs_training_text("punkt-trained")
+    assert not SentenceSplitter.needs_training_text("auto")
+
+
+def test_cjk_marks_split_even_with_english_punkt():
+    """A Japanese dump whose siteinfo says English still splits at 。: the universal rule is
+    applied on top of Punkt, which needs whitespace after a mark."""
+    splitter = SentenceSplitter.for_language("en")
+    assert check_spans(splitter, "日本語の文です。次の文です。") == ["日本語の文です。", "次の文です。"]
+    # and English text is Punkt's own
+    text = "Mr. Smith went to Washington. He arrived at 5 p.m. on Jan. 3. It rained."
+    assert splitter.spans(text) == list(splitter.tokenizer.span_tokenize(text))
+
+
+def test_quotes_that_continue_the_sentence_are_kept_whole():
+    splitter = SentenceSplitter.for_language("ja")
+    assert check_spans(splitter, "彼は「明日来る。」と言った。その後、帰った。") == \
+        ["彼は「明日来る。」と言った。", "その後、帰った。"]
+    # a sentence that starts after a quote with a word that looks like a particle
+    assert check_spans(splitter, "「はい。」ところが、彼は来なかった。") == \
+        ["「はい。」", "ところが、彼は来なかった。"]
+
+
+def test_ambiguous_marks_are_not_terminators():
+    splitter = SentenceSplitter.for_language("ja")
+    # the fullwidth full stop of initials and numbers, the Myanmar little section (a comma)
+    assert check_spans(splitter, "A．J．エリスの本は３．５キロある") == ["A．J．エリスの本は３．５キロある"]
+    my = SentenceSplitter.for_language("my")
+    assert check_spans(my, "ရန်ကုန်၊ မန္တလေး မြို့ကြီးများ ဖြစ်သည်။") == \
+        ["ရန်ကုန်၊ မန္တလေး မြို့ကြီးများ ဖြစ်သည်။"]
+
+
+THAI_A = "ประเทศไทยเป็นประเทศที่ตั้งอยู่ในภูมิภาคเอเชียตะวันออกเฉียงใต้มีพรมแดนติดกับหลายประเทศโดยรอบ"
+THAI_B = "กรุงเทพมหานครเป็นเมืองหลวงและเมืองที่มีประชากรมากที่สุดของประเทศมีประวัติศาสตร์ยาวนานหลายร้อยปี"
+
+
+def test_thai_spaces_end_sentences_between_long_stretches():
+    assert len(THAI_A) >= THAI_MIN_CHARS and len(THAI_B) >= THAI_MIN_CHARS
+    splitter = SentenceSplitter.for_language("th")
+    assert check_spans(splitter, f"{THAI_A} {THAI_B}") == [THAI_A, THAI_B]
+    # a short clause or name between spaces is no sentence
+    assert check_spans(splitter, "ประเทศไทย มีเมืองหลวง ชื่อกรุงเทพ") == ["ประเทศไทย มีเมืองหลวง ชื่อกรุงเทพ"]
+    # a word that continues the sentence (ซึ่ง: which) keeps it whole
+    text = f"{THAI_A} ซึ่ง{THAI_B}"
+    assert check_spans(splitter, text) == [text]
+
+
+def test_thai_abbreviation_mark_does_not_end_a_sentence():
+    """ฯ abbreviates (กรุงเทพฯ, ฯลฯ means etc.): it ends a sentence only where a space after it
+    would anyway (both sides long), never by itself."""
+    splitter = SentenceSplitter.for_language("th")
+    text = "กรุงเทพฯ เป็นเมืองหลวง ผลไม้ เช่น ส้ม กล้วย ฯลฯ มีมาก"
+    assert check_spans(splitter, text) == [text]
+    assert check_spans(splitter, f"{THAI_A}ฯลฯ {THAI_B}") == [f"{THAI_A}ฯลฯ", THAI_B]
+
+
+def test_splitters_pickle_small():
+    """Beam pickles the splitter to its workers: sentencex keeps only its language."""
+    splitter = SentenceSplitter.for_language("ja")
+    splitter.split("一。二。")
+    data = pickle.dumps(splitter)
+    assert len(data) < 300
+    assert pickle.loads(data).split("一。二。") == ["一。", "二。"]
+    english = SentenceSplitter.for_language("en")
+    english.split("One. Two.")  # builds the fast path's caches, which are not pickled
+    assert pickle.loads(pickle.dumps(english)).split("Dr. No. Two.") == english.split("Dr. No. Two.")
+
+
+# ---- the real dumps ---------------------------------------------------------------------------
+
+REAL_DUMPS = sorted(p.name for p in WIKI.glob("*.xml.bz2"))
+# Share of sentences over 400 characters allowed per dump. frwiki's six articles (Léonard de
+# Vinci above all) hold ~40 real sentences over 400 characters, clauses joined by ";" and ":"
+# with no end mark inside (1.9% of its sentences with sentencex, 1.9% with Punkt trained on it):
+# no splitter can cut them without cutting real sentences.
+LONG_SHARE = {"frwiki-wikiplaintext-sample.xml.bz2": 0.02}
+
+
+def _sentences(dump) -> list[str]:
+    return [s for article in dump.articles for *_, s in article.sentences()]
+
+
+@pytest.mark.parametrize("name", REAL_DUMPS)
+def test_real_dumps_have_few_overlong_sentences(parsed_dumps, name):
+    sentences = _sentences(parsed_dumps(name))
+    long = [s for s in sentences if len(s) > 400]
+    limit = LONG_SHARE.get(name, 0.01)
+    assert sentences and len(long) <= limit * len(sentences), (
+        f"{len(long)} of {len(sentences)} sentences over 400 characters, e.g.\n"
+        + "\n".join(repr(s[:300]) for s in long[:5]))
+
+
+def test_jawiki_is_split_at_full_stops(parsed_dumps):
+    """Of the 。 followed by a new sentence (not the paragraph's end, not a closing bracket),
+    at least 95% end a sentence."""
+    dump = parsed_dumps("jawiki-sample.xml.bz2")
+    assert dump.info["sentence_splitter"] == "sentencex:ja"
+    inside = ends = 0
+    for article in dump.articles:
+        for section in article.sections:
+            for paragraph in section.paragraphs:
+                ends += sum(1 for s in paragraph[:-1] if s.endswith("。"))
+                inside += sum(len(re.findall(r"。(?![」』）)〉》】\"'”’]|$)", s))
+                              for s in paragraph)
+    assert ends > 5000, ends
+    assert ends / (ends + inside) >= 0.95, f"{inside} 。 inside sentences, {ends} ending one"
+
+
+def test_sentencex_splits_inside_quotes_and_keeps_the_marks():
+    """sentencex alone keeps a quotation (or a quote never closed, or an apostrophe it takes
+    for one) in one sentence: a quoted speech of 20 sentences became one."""
+    greek = SentenceSplitter.for_language("el")
+    assert check_spans(greek, "Είπε: «Ναι. Όχι πολύ.» Μετά έφυγε. Του '70. Και \"ναι.\" Τέλος.") == \
+        ["Είπε: «Ναι.", "Όχι πολύ.»", "Μετά έφυγε.", "Του '70.", "Και \"ναι.\"", "Τέλος."]
+    french = SentenceSplitter.for_language("fr")
+    assert check_spans(french, "Il écrit : « Il part. Il revient. » Puis « non ». « Oui. » Fin.") == \
+        ["Il écrit : « Il part.", "Il revient. »", "Puis « non ».", "« Oui. »", "Fin."]

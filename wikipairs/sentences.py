@@ -304,8 +304,8 @@ _THAI_SPACE = re.compile("(?<=[\u0e01-\u0e4e])[^\\S\\n]+(?=[\u0e01-\u0e2e\u0e40-
 # between Thai words is a sentence end only if the word after it does not continue a sentence
 # (a conjunction, preposition or relative word: _THAI_CONTINUING), the word before it leaves
 # none open (_THAI_NOT_FINAL), and the sentence so far and the rest of the paragraph both hold THAI_MIN_CHARS Thai characters.
-# 70 gives XQuAD's 240 Thai paragraphs 1,245 sentences, their English originals 1,190 (Punkt);
-# 50 gives 1,491, 80 gives 1,161 (benchmarks/sentence_quality.py prints these).
+# 70 gives XQuAD's 240 Thai paragraphs 1,251 sentences, their English originals 1,190 (Punkt);
+# 50 gives 1,497, 80 gives 1,167 (benchmarks/sentence_quality.py prints these).
 THAI_MIN_CHARS = 70
 _THAI_CONTINUING = ("ซึ่ง", "และ", "หรือ", "ที่", "โดย", "ของ", "กับ", "ใน", "เพื่อ", "ว่า", "คือ",
                     "เช่น", "ได้แก่", "รวม", "จาก", "ตั้งแต่", "ถึง", "ทำให้", "พร้อม", "ขณะ", "จน",

@@ -231,7 +231,10 @@ def test_failed_gs_build_leaves_no_manifest(gcs, tmp_path):
     cut.write_bytes(bz2.compress(data[: len(data) // 2]))
     remote = gcs.upload(cut, f"{GS}/in/cut.xml.bz2")
     out = f"{GS}/failed-out"
-    gcs.put(f"{out}/manifest.json", b"{}")  # as if an earlier build had finished there
+    # as if an earlier build had finished there (a manifest.json of another program, or "{}",
+    # makes a build refuse the folder and delete nothing)
+    gcs.put(f"{out}/manifest.json", json.dumps({"tool": "wikipairs build", "shards": [], "stats": {
+        "path": "stats.json", "sha256": ""}}).encode())
     assert_one_line_error(run_cli("build", "-i", remote, "-o", out, "--workers", "1"),
                           "truncated")
     assert not gcs.exists(f"{out}/manifest.json")

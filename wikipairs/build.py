@@ -26,7 +26,7 @@ from .pair_shards import FORMATS, NOTES, read_notes
 from .pairs import TASKS, PairConfig
 from .parse import ParseConfig
 from .sentences import TRAINING_CHARS, SentenceSplitter
-from .shards import MANIFEST, TMP_SUFFIX, prepare_output, sha256_file, write_json
+from .shards import MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_output, sha256_file, write_json
 from .splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 from .wikitext import Cleaner
 
@@ -147,7 +147,10 @@ def staging_file() -> str:
 
 def _clean_output(config: BuildConfig) -> None:
     try:
-        prepare_output(config.output)  # the old manifest goes first
+        # Refuses, deleting nothing, where a task folder holds files no build wrote there;
+        # then the old manifest goes first.
+        prepare_output(config.output, "wikipairs build",
+                       {**{task: OWN_SHARD_FILE for task in TASKS}, NOTES: None, WORKDIR: None})
         for sub in list(TASKS) + [NOTES, WORKDIR]:
             fileio.rmtree(fileio.join(config.output, sub))
         for name in ("stats.json", "stats.json" + TMP_SUFFIX, LOG):

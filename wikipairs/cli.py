@@ -325,14 +325,17 @@ def show(folder, task, count, seed):
     from .report import format_pair, load_stats, pick_pairs
 
     load_stats(folder)
-    for i, row in enumerate(pick_pairs(folder, task, count, seed)):
+    rows = pick_pairs(folder, task, count, seed)
+    if not rows:  # the task was built and gave no pair: an answer, not an error (exit 0)
+        click.echo(f"no {task} pairs in {folder}", err=True)
+    for i, row in enumerate(rows):
         click.echo(("\n" if i else "") + format_pair(row))
 
 
 @main.command()
 @click.argument("folder", type=click.Path(file_okay=False))
 def verify(folder):
-    """Check every shard of a build against its manifest (exit 2 on any mismatch)."""
+    """Check every file of a build or parse output against its manifest (exit 2 on any mismatch)."""
     from .verify import verify_build
 
     checked = verify_build(folder)

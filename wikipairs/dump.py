@@ -311,8 +311,13 @@ class DumpFile:
     DecompressedCopy), and `reopen()` reads the pages again from that copy."""
 
     def __init__(self, path: str, lang: str | None = None, keep_copy: bool = False,
-                 redirects_only: bool = False, _replay: "_CopyReader | None" = None):
+                 redirects_only: bool = False, _replay: "_CopyReader | None" = None,
+                 name: str | None = None, line_shift: int | None = 0):
         self.path = path
+        # Errors name `name` (the user's file where `path` is a temporary copy of some of its
+        # pages) and a line of it: the parser's line + `line_shift` (None: not known).
+        self.name, self.line_shift = name or path, line_shift
+        self._at: tuple[str, int, bool] | None = None  # (title, id, inside it) of the last page
         self.lang = lang
         self._pages_before = 0
         self._copy = None
@@ -358,7 +363,8 @@ class DumpFile:
             if replay is None:
                 self._copy.discard()
             self._copy = None
-        return DumpFile(self.path, lang=self.lang, _replay=replay)
+        return DumpFile(self.path, lang=self.lang, _replay=replay, name=self.name,
+                        line_shift=self.line_shift)
 
     @staticmethod
     def _scannable_header(head: bytes):
@@ -382,8 +388,8 @@ class DumpFile:
         if root is None or not re.match(rb"^(\xef\xbb\xbf)?\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mediawiki\b",
                                         head, re.S):
             if self._eof.cut and not head.strip():  # a cut .bz2 block gives no data at all
-                raise TruncatedDumpError(f"{self.path}: truncated dump")
-            raise DumpError(f"{self.path}: not a MediaWiki XML dump (no <mediawiki> root element)")
+                raise TruncatedDumpError(f"{self.name}: truncated dump")
+            raise DumpError(f"{self.name}: not a MediaWiki XML dump (no <mediawiki> root element)")
         page_at = head.find(b"<page>")
         if b"<siteinfo>" in head[: page_at if page_at >= 0 else None]:
             return self._stream
@@ -418,8 +424,21 @@ class DumpFile:
                 isinstance(e, ParseError) and e.code in _CUT_XML_ERRORS
                 and (tracker is None or tracker.eof))
             if not cut:
-                raise DumpError(f"{self.path}: not a readable MediaWiki XML dump ({e})") from None
+                raise DumpError(f"{self.name}: not a readable MediaWiki XML dump"
+                                f"{self._location(e)} ({_POSITION.sub('', str(e))})") from None
             self._truncated(counts, allow_truncated)
+
+    def _location(self, error: Exception) -> str:
+        """Where in the user's file the parser failed: the line (where known) and the page."""
+        where = []
+        position = getattr(error, "position", None)
+        if position and self.line_shift is not None and position[0] + self.line_shift > 0:
+            where.append(f" at line {position[0] + self.line_shift:,}")
+        if self._at is not None:
+            title, page_id, inside = self._at
+            where.append(f"{',' if where else ''} {'in' if inside else 'after'} page "
+                         f"{title!r} (id {page_id})")
+        return "".join(where)
 
     def _truncated(self, counts: Counter, allow_truncated: bool) -> None:
         """The file ends inside a page: count it (allow_truncated), or raise."""
@@ -427,7 +446,7 @@ class DumpFile:
             counts["truncated_files"] += 1
             return
         raise TruncatedDumpError(
-            f"{self.path}: truncated dump, it ends in the middle of a page after "
+            f"{self.name}: truncated dump, it ends in the middle of a page after "
             f"{counts['pages_read'] - self._pages_before} complete pages "
             f"(use --allow-truncated to keep them)") from None
 
@@ -439,7 +458,7 @@ class DumpFile:
             if allow_truncated:
                 counts["truncated_files"] += 1
                 return
-            raise TruncatedDumpError(f"{self.path}: truncated dump, it ends before its first page "
+            raise TruncatedDumpError(f"{self.name}: truncated dump, it ends before its first page "
                                      f"(use --allow-truncated to go on without it)")
         if self._scan:
             with self._errors_as_dump_errors(counts, allow_truncated):
@@ -447,11 +466,14 @@ class DumpFile:
             return
         with self._errors_as_dump_errors(counts, allow_truncated):
             for page in self._dump:
+                self._at = (page.title or "", page.id or 0, True)
                 text = None
                 for revision in page:
                     text = revision.text
                 counts["pages_read"] += 1
-                yield self._page(page, text or "")
+                page = self._page(page, text or "")
+                self._at = (page.title, page.id, False)
+                yield page
 
     def _scan_redirects(self, counts: Counter, allow_truncated: bool) -> Iterator[Page]:
         """The redirect pages (text: only its start), found by scanning the XML for <page>
@@ -476,7 +498,7 @@ class DumpFile:
                 try:
                     page = _scanned_page(buffer, start, end)
                 except ValueError as e:
-                    raise DumpError(f"{self.path}: not a readable MediaWiki XML dump ({e})") from None
+                    raise DumpError(f"{self.name}: not a readable MediaWiki XML dump ({e})") from None
                 if page is not None:
                     yield self._page(page, page.text)
             pending = buffer
@@ -517,6 +539,7 @@ class DumpFile:
 
 
 _SCAN_BYTES = 1 << 20
+_POSITION = re.compile(r": line \d+, column \d+$")  # expat's, in the parser's input
 _SCAN_HEADER = re.compile(rb"<title>([^<]*)</title>\s*<ns>(-?\d+)</ns>\s*<id>(\d+)</id>"
                           rb"(?:\s*<redirect\s+title=\"([^\"]*)\")?")
 _SCAN_TEXT_START = re.compile(rb"<text\b[^>]*(?<!/)>\s*#")

@@ -25,8 +25,8 @@ from .records import Article, Page, Redirect
 from .redirects import RedirectMap
 from .sentences import TRAINING_CHARS, SentenceSplitter
 from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
-from .shards import (MANIFEST, ParquetShards, file_entry, prepare_output, sha256_file, write_json,
-                     write_parquet)
+from .shards import (MANIFEST, OWN_SHARD_FILE, ParquetShards, file_entry, prepare_output,
+                     sha256_file, write_json, write_parquet)
 from .wikitext import Cleaner, ParseOptions
 
 
@@ -128,7 +128,7 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
 def parse_dump(config: ParseConfig) -> dict:
     """Run the parse job; returns the summary counts. Raises WikipairsError on bad input."""
     paths = expand_inputs(config.inputs)
-    prepare_output(config.output)
+    prepare_output(config.output, "wikipairs parse", {"articles": OWN_SHARD_FILE})
     counts, info = Counter(), {}
     progress = Progress(config.quiet)
     articles = ParquetShards(os.path.join(config.output, "articles"),

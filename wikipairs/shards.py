@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import fileio
+from .errors import WikipairsError
 from .fileio import TMP_SUFFIX
 
 MANIFEST = "manifest.json"
@@ -115,11 +116,80 @@ def write_json(path: str, data) -> None:
     fileio.write_atomic(path, text.encode("utf-8"))
 
 
-def prepare_output(folder: str) -> None:
+class OutputError(WikipairsError):
+    """An output folder a run must not write into (it would delete or mix with other files)."""
+
+
+# What wikipairs writes in the folders a run replaces: shards (build: Parquet and TFRecord;
+# parse: Parquet) and their temporary names (ParquetShards: shard-NNNNN.tmp).
+_TMP = re.escape(TMP_SUFFIX)
+OWN_SHARD_FILE = re.compile(
+    r"^(?:part-\d{5}-of-\d{5}\.(?:parquet|tfrecord\.gz)(?:%s)?|shard-\d{5}%s)$" % (_TMP, _TMP))
+
+
+def listed_files(manifest: dict) -> list[dict]:
+    """The file entries ({"path", "sha256", maybe "bytes" and "rows"}) of a manifest of
+    `wikipairs build` (its shards and stats.json) or of `wikipairs parse` (its article shards,
+    redirects.parquet and parse_stats.json). KeyError or TypeError for anything else."""
+    if not isinstance(manifest, dict):
+        raise TypeError("not a JSON object")
+    if manifest.get("tool") == "wikipairs parse":
+        entries = list(manifest["outputs"])
+    else:
+        entries = list(manifest["shards"]) + [manifest["stats"]]
+    for entry in entries:
+        if not isinstance(entry["path"], str) or not isinstance(entry["sha256"], str):
+            raise TypeError(f"a file entry without a path and sha256: {entry!r}")
+    return entries
+
+
+def check_replaceable(folder: str, tool: str, replaced: dict[str, re.Pattern | None]) -> None:
+    """Raise OutputError, before anything is deleted, where a run of `tool` ("wikipairs build")
+    into `folder` would delete files wikipairs did not write. `replaced`: the subfolders the run
+    empties, each with the names wikipairs writes there (None: a hidden folder of its own, all
+    of it). A file there must be named so, and where `folder` holds a manifest (of the same
+    tool: else the folder is another command's output), be listed by it or be a temporary file.
+    A run that stopped before its manifest leaves only such names: it can be run again."""
+    manifest_path = fileio.join(folder, MANIFEST)
+    listed = None
+    if fileio.exists(manifest_path):
+        try:
+            manifest = json.loads(fileio.read_text(manifest_path))
+            other = manifest.get("tool") if isinstance(manifest, dict) else None
+            if other != tool:
+                raise OutputError(f"{folder}: holds the output of {other or 'another program'} "
+                                  f"({MANIFEST}), not of {tool}: choose another output folder "
+                                  f"(nothing was deleted)")
+            listed = {os.path.normpath(e["path"]) for e in listed_files(manifest)}
+        except (ValueError, KeyError, TypeError) as e:
+            raise OutputError(f"{manifest_path}: not a manifest of {tool} ({e}): choose another "
+                              f"output folder (nothing was deleted)") from None
+    for sub, own in replaced.items():
+        if own is None:
+            continue
+        where = fileio.join(folder, sub)
+        for name in fileio.listdir(where):
+            path = fileio.join(where, name)
+            if "/" in name or fileio.isdir(path) or not own.match(name):
+                why = f"not written by {tool}"
+            elif listed is not None and not name.endswith(TMP_SUFFIX) and \
+                    os.path.normpath(os.path.join(sub, name)) not in listed:
+                why = f"not listed in {manifest_path}"
+            else:
+                continue
+            raise OutputError(f"{path}: {why}, and a new run replaces {where}: move it away or "
+                              f"choose another output folder (nothing was deleted)")
+
+
+def prepare_output(folder: str, tool: str | None = None,
+                   replaced: dict[str, re.Pattern | None] | None = None) -> None:
     """Make `folder` ready for a new run: an old manifest goes first, so a crash in between never
     leaves a manifest that describes files of a different run. OSError if it is not writable
-    (for a URL: a missing bucket or no permission)."""
+    (for a URL: a missing bucket or no permission); OutputError where the run would delete
+    files wikipairs did not write there (see check_replaceable), before anything is deleted."""
     fileio.check_writable(folder)
+    if tool is not None:
+        check_replaceable(folder, tool, replaced or {})
     manifest = fileio.join(folder, MANIFEST)
     if fileio.exists(manifest):
         fileio.remove(manifest)

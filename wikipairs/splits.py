@@ -43,6 +43,7 @@ class Split:
     part: int = 0  # without an index: part `part` of `parts`
     parts: int = 1
     plain: str | None = None  # decompressed copy (prepare_file): [start, end) are offsets in it
+    line: int = 0  # line of the file (decompressed) where the page at `start` begins; 0: unknown
 
     @property
     def whole_file(self) -> bool:
@@ -127,9 +128,10 @@ def _write_split_xml(split: Split, out) -> None:
 _TITLE = re.compile(rb"<title>([^<]*)</title>(?:\s*<ns>(-?\d+)</ns>)?")
 
 
-def _page_chunks(stream, block: int = 1 << 20) -> Iterator[tuple[int, bytes]]:
-    """(offset, bytes) of the header (before the first <page>) and then of every <page>...</page>
-    in the XML stream. Raises EOFError where the stream ends inside a page."""
+def _page_chunks(stream, block: int = 1 << 20) -> Iterator[tuple[int, bytes, bytes]]:
+    """(offset, bytes, the bytes since the previous one) of the header (before the first <page>)
+    and then of every <page>...</page> in the XML stream. Raises EOFError where the stream ends
+    inside a page."""
     buffer, offset, header_done = b"", 0, False
     while True:
         data = stream.read(block)
@@ -139,7 +141,7 @@ def _page_chunks(stream, block: int = 1 << 20) -> Iterator[tuple[int, bytes]]:
                 at = buffer.find(b"<page>")
                 if at < 0:
                     break
-                yield offset, buffer[:at]
+                yield offset, buffer[:at], b""
                 header_done, offset, buffer = True, offset + at, buffer[at:]
             end = buffer.find(b"</page>")
             if end < 0:
@@ -148,11 +150,11 @@ def _page_chunks(stream, block: int = 1 << 20) -> Iterator[tuple[int, bytes]]:
             start = buffer.find(b"<page>")
             if start < 0 or start > end:
                 raise ValueError("malformed page boundaries")
-            yield offset + start, buffer[start:end]
+            yield offset + start, buffer[start:end], buffer[:start]
             offset, buffer = offset + end, buffer[end:]
         if not data:
             if not header_done:  # no page at all
-                yield offset, buffer
+                yield offset, buffer, b""
             elif b"<page>" in buffer:
                 raise EOFError("the file ends inside a page")
             return
@@ -168,7 +170,7 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
     the splits then read the file itself (and report what is wrong with it)."""
     fileio.makedirs(workdir)
     copy = fileio.join(workdir, hashlib.sha1(fileio.abspath(path).encode()).hexdigest() + ".xml")
-    compressed, starts, names, header_end, end = False, [], [], 0, 0
+    compressed, starts, lines, names, header_end, end = False, [], [], [], 0, 0
     try:
         with fileio.open_read(path) as source:
             if source.peek(3)[:3] == b"BZh":  # this stage only copies: decode on every core
@@ -181,12 +183,17 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
                 if stream.peek(4)[:2] in (b"\xff\xfe", b"\xfe\xff"):
                     raise ValueError("UTF-16")
                 chunks = _page_chunks(stream)
-                _, header = next(chunks)
+                _, header, _ = next(chunks)
                 header_end = len(header)
+                line = header.count(b"\n") + 1  # lines, for errors that name one (DumpError)
                 if compressed:
                     out.write(header)
-                for offset, chunk in chunks:
-                    if compressed:  # the copy holds the pages only, without the space between them
+                for offset, chunk, gap in chunks:
+                    line += gap.count(b"\n")
+                    lines.append(line)
+                    line += chunk.count(b"\n")
+                    if compressed:  # the copy is the decompressed file, up to its last page
+                        out.write(gap)
                         starts.append(out.tell())
                         out.write(chunk)
                     else:
@@ -211,29 +218,46 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
         parsed = titles.parse(title)
         if ns in (None, b"0") or (parsed is not None and parsed.ns == 0):
             bloom.add(parsed.title if parsed is not None and not parsed.interwiki else title)
-    bounds = [starts[len(starts) * k // parts] if starts else end for k in range(parts)] + [end]
-    splits = [Split(path, bounds[k], bounds[k + 1], header_end, k, parts, plain=copy)
+    firsts = [len(starts) * k // parts for k in range(parts)]
+    bounds = [starts[i] if starts else end for i in firsts] + [end]
+    splits = [Split(path, bounds[k], bounds[k + 1], header_end, k, parts, plain=copy,
+                    line=lines[firsts[k]] if firsts[k] < len(lines) else 0)
               for k in range(parts)]
     return splits, bloom, len(starts)
 
 
-def _plain_blocks(split: Split, pages_per_block: int = PAGES_PER_BLOCK) -> Iterator[bytes]:
+def _plain_blocks(split: Split, pages_per_block: int = PAGES_PER_BLOCK
+                  ) -> Iterator[tuple[bytes, int | None]]:
     """Small XML documents (header + up to `pages_per_block` pages + closing tag) covering the
-    split's byte range of its plain copy."""
+    split's byte range of its plain copy, each with the shift from its lines to the file's
+    (None where the split does not know its line)."""
     with fileio.open_read(split.plain) as f:
         header = f.read(split.header_end)
         f.seek(split.start)
         remaining = split.end - split.start
         chunks = _page_chunks(_Limited(f, remaining, header))
         next(chunks)  # the header we prepended
-        block = []
-        for _, chunk in chunks:
+        block, pages, line, first = [], 0, split.line, 0
+        at = header.count(b"\n") + 1  # the line of the first page in each document
+        for _, chunk, gap in chunks:
+            newlines = gap.count(b"\n")
+            line += newlines
+            if block:  # the pages' lines in the document follow the file's
+                block.append(b"\n" * newlines)
+            else:
+                first = line
             block.append(chunk)
-            if len(block) == pages_per_block:
-                yield header + b"".join(block) + b"</mediawiki>\n"
-                block = []
+            pages += 1
+            line += chunk.count(b"\n")
+            if pages == pages_per_block:
+                yield header + b"".join(block) + b"</mediawiki>\n", _shift(split, first, at)
+                block, pages = [], 0
         if block:
-            yield header + b"".join(block) + b"</mediawiki>\n"
+            yield header + b"".join(block) + b"</mediawiki>\n", _shift(split, first, at)
+
+
+def _shift(split: Split, line: int, at: int) -> int | None:
+    return line - at if split.line else None
 
 
 class _Limited(io.RawIOBase):
@@ -256,13 +280,16 @@ class _Limited(io.RawIOBase):
 
 
 def _pages_of_xml(write, source: str, counts: Counter, allow_truncated: bool,
-                  lang: str | None) -> Iterator[Page]:
-    """The pages of the XML document that `write(binary file)` writes."""
+                  lang: str | None, line_shift: int | None = None) -> Iterator[Page]:
+    """The pages of the XML document that `write(binary file)` writes: some of the pages of the
+    file `source`, whose lines are the document's + `line_shift` (None: not known). Errors
+    name `source`, its line, and the page."""
     with tempfile.TemporaryDirectory(prefix="wikipairs-split-") as folder:
         tmp = os.path.join(folder, "split.xml")
         with open(tmp, "wb") as f:
             write(f)
-        for page in DumpFile(tmp, lang=lang).pages(counts, allow_truncated):
+        dump = DumpFile(tmp, lang=lang, name=source, line_shift=line_shift)
+        for page in dump.pages(counts, allow_truncated):
             page.source = source
             yield page
 
@@ -273,9 +300,9 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
     for the split's own pages only, and truncated_files from the file's first split only."""
     counts = counts if counts is not None else Counter()
     if split.plain is not None:
-        for xml in _plain_blocks(split):
+        for xml, shift in _plain_blocks(split):
             yield from _pages_of_xml(lambda out, xml=xml: out.write(xml), split.path, counts,
-                                     allow_truncated, lang)
+                                     allow_truncated, lang, shift)
         return
     if split.whole_file:
         if split.parts == 1:

@@ -1,4 +1,5 @@
-"""`wikipairs verify DIR`: every file a build's manifest lists is there, whole and unchanged."""
+"""`wikipairs verify DIR`: every file the manifest of a build or a parse lists is there, whole
+and unchanged, and no unlisted shard lies beside them."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import pyarrow.parquet as pq
 
 from . import fileio
 from .errors import WikipairsError
-from .shards import MANIFEST, sha256_file
+from .shards import MANIFEST, listed_files, sha256_file
 
 _PART = re.compile(r"^part-\d{5}-of-\d{5}\.")
 
@@ -26,8 +27,9 @@ def _rows(path: str, fmt: str) -> int:
 
 
 def verify_build(folder: str) -> int:
-    """Check sizes, sha256 and row counts of every listed file, and that no unlisted shard lies
-    beside them. Returns the number of files checked; raises VerifyError on the first mismatch."""
+    """Check sizes, sha256 and row counts of every file the manifest of `wikipairs build` or
+    `wikipairs parse` in `folder` lists, and that no unlisted shard lies beside them. Returns the
+    number of files checked; raises VerifyError on the first mismatch."""
     path = fileio.join(folder, MANIFEST)
     try:
         return _verify(folder, path)
@@ -37,12 +39,13 @@ def verify_build(folder: str) -> int:
 
 def _verify(folder: str, path: str) -> int:
     if not fileio.exists(path):
-        raise VerifyError(f"{folder}: no {MANIFEST} (not a build folder, or the build did not finish)")
+        raise VerifyError(f"{folder}: no {MANIFEST} (not a build or parse output folder, or the "
+                          f"run did not finish)")
     try:
         manifest = json.loads(fileio.read_text(path))
-        entries = list(manifest["shards"]) + [manifest["stats"]]
+        entries = listed_files(manifest)
     except (ValueError, KeyError, TypeError) as e:
-        raise VerifyError(f"{path}: not a wikipairs build manifest ({e})") from None
+        raise VerifyError(f"{path}: not a wikipairs build or parse manifest ({e})") from None
     listed = set()
     for entry in entries:
         file = fileio.join(folder, entry["path"])
@@ -60,9 +63,11 @@ def _verify(folder: str, path: str) -> int:
                 raise VerifyError(f"{file}: unreadable ({e})") from None
             if rows != entry["rows"]:
                 raise VerifyError(f"{file}: {rows} records, manifest says {entry['rows']}")
-    for task in {os.path.dirname(e["path"]) for e in manifest["shards"]}:
+    shards = [e["path"] for e in entries if _PART.match(os.path.basename(e["path"]))]
+    for task in {os.path.dirname(p) for p in shards}:
         for name in fileio.listdir(fileio.join(folder, task)):
             if _PART.match(name) and os.path.normpath(os.path.join(task, name)) not in listed:
                 raise VerifyError(f"{fileio.join(folder, task, name)}: a shard the manifest "
                                   f"does not list")
     return len(entries)
+

@@ -205,12 +205,12 @@ def test_pairs_hold_no_markup(parsed_dumps, name):
 
 # ---- Greek ------------------------------------------------------------------------------------
 
-def test_elwiki_language_and_trained_splitter(elwiki_sample):
+def test_elwiki_language_and_sentencex_splitter(elwiki_sample):
     info = elwiki_sample.info
     assert info["lang"] == "el"
     assert {a.lang for a in elwiki_sample.articles} == {"el"}
-    # No punkt_tab model for Greek in ../shared/data/nltk_data: Punkt is trained on the dump.
-    assert info["sentence_splitter"].startswith("trained"), info["sentence_splitter"]
+    # No punkt_tab model for Greek in ../shared/data/nltk_data: sentencex splits it.
+    assert info["sentence_splitter"] == "sentencex:el", info["sentence_splitter"]
 
 
 def test_elwiki_counts(elwiki_sample):
@@ -276,24 +276,27 @@ def test_english_uses_installed_punkt_tab(monkeypatch):
         ["Dr. Smith arrived in Washington.", "He was tired.", "Was he?", "Yes!"]
 
 
-def test_english_falls_back_to_a_trained_model_without_punkt_tab(monkeypatch, tmp_path):
+def test_english_punkt_trained_on_the_dump_without_punkt_tab(monkeypatch, tmp_path):
     """No punkt_tab anywhere (NLTK_DATA is an empty folder, nltk.data.path has no folder with
-    one): English is split by Punkt trained on the dump itself, and still split."""
+    one) and --sentence-splitter punkt-trained: English is split by Punkt trained on the dump
+    itself, and still split."""
     monkeypatch.setenv("NLTK_DATA", str(tmp_path))
     monkeypatch.setattr(nltk.data, "path", punkt_free_paths())
     assert SentenceSplitter.installed_model("en") is None
     counts, info = Counter(), {}
-    articles = list(iter_articles(ParseConfig(inputs=[str(SAMPLE_DUMP)], output=""), counts, info))
+    articles = list(iter_articles(ParseConfig(inputs=[str(SAMPLE_DUMP)], output="",
+                                              sentence_splitter="punkt-trained"), counts, info))
     assert info["lang"] == "en"
-    assert info["sentence_splitter"].startswith("trained"), info["sentence_splitter"]
+    assert info["sentence_splitter"].startswith("punkt-trained"), info["sentence_splitter"]
     paragraphs = [p for a in articles for s in a.sections for p in s.paragraphs]
     several = [p for p in paragraphs if len(_BOUNDARY.findall(" ".join(p))) >= 2]
     assert several, "the bundled sample should have paragraphs with several sentences"
     split = sum(1 for p in several if len(p) > 1)
     assert split / len(several) >= 0.9, f"{split} of {len(several)} paragraphs split"
     # The trained model splits plain text too.
-    splitter = SentenceSplitter.for_language("en", [" ".join(p) for p in paragraphs])
-    assert splitter.source.startswith("trained")
+    splitter = SentenceSplitter.for_language("en", [" ".join(p) for p in paragraphs],
+                                             method="punkt-trained")
+    assert splitter.source.startswith("punkt-trained")
     assert len(splitter.split("The river is long. It flows to the sea. Fish live in it.")) == 3
 
 

@@ -228,7 +228,7 @@ def test_training_learns_to_retrieve_held_out_pairs(shards, tmp_path):
     from scratch for a CPU test (0.2 s a step here, the loss leaves ln 32 only after ~100 steps)."""
     config = _config(shards, tmp_path / "run", model="bow", steps=300, batch_size=32,
                      learning_rate=1e-3, tasks=["ict", "bfs"], checkpoint_every=1000,
-                     log_every=25, eval_batches=10, temperature=0.05,
+                     log_every=25, eval_batches=8, temperature=0.05,
                      model_overrides={**SHORT, "normalize": True})
     summary = pretrain(config)
     losses = [r["loss"] for r in summary["log"]]
@@ -241,8 +241,9 @@ def test_training_learns_to_retrieve_held_out_pairs(shards, tmp_path):
     untrained = type(model)(model.config)
     untrained.build()
     before = in_batch_accuracy(untrained, eval_batches(resolved, model.config, ["ict", "bfs"]),
-                               10)
-    assert trained["examples"] == before["examples"] == 320
+                               8)
+    # 8 batches: the held-out share holds 9 (queries over 64 pieces are dropped, not cut)
+    assert trained["examples"] == before["examples"] == 256
     print(f"held-out in-batch top-1 of 32: untrained {before['accuracy']:.3f}, "
           f"trained {trained['accuracy']:.3f}; losses {losses}")
     assert before["accuracy"] < MIN_ACCURACY / 2
@@ -693,14 +694,15 @@ def test_registered_cli_prints_one_line_errors(tmp_path):
 def test_tiny_transformer_learns_to_retrieve_held_out_pairs(shards, tmp_path):
     """The issue's check with `tiny` towers: 600 steps of batch 32 on ICT + BFS (no dropout,
     lr 1e-3: from scratch the [CLS] state needs ~100 steps to depend on the input). Measured:
-    loss 3.45 -> 2.3, held-out top-1 of 32 0.147 against 0.031 untrained."""
+    loss 3.47 -> 2.54, held-out top-1 of 32 0.118 against 0.031 untrained (3.45 -> 2.3 and
+    0.147 before queries over 64 pieces were dropped and documents cut to the cap)."""
     config = _config(shards, tmp_path / "tiny", steps=600, batch_size=32, learning_rate=1e-3,
                      tasks=["ict", "bfs"], checkpoint_every=10_000, log_every=100,
                      eval_batches=10, jit_compile="auto",
                      model_overrides={**SHORT, "dropout": 0.0, "attention_dropout": 0.0})
     summary = pretrain(config)
     losses = [r["loss"] for r in summary["log"]]
-    assert losses[-1] < losses[0] - 1.0, losses
+    assert losses[-1] < losses[0] - 0.8, losses
     model = load_model(config.output)
     keras.utils.set_random_seed(1)
     untrained = type(model)(model.config)

@@ -323,10 +323,12 @@ class Cleaner:
         return out
 
     # ---- rendering with link offsets -----------------------------------------------------
-    def render(self, paragraph: str) -> list[_Piece]:
-        """Text pieces of a paragraph; link pieces carry their target."""
-        if "[" not in paragraph and "<" not in paragraph and "&" not in paragraph \
-                and "://" not in paragraph and "----" not in paragraph:
+    def render(self, paragraph: str, counts: Counter | None = None) -> list[_Piece]:
+        """Text pieces of a paragraph; link pieces carry their target. Link brackets the source
+        leaves unbalanced are removed (counted in `counts`): only mwparserfromhell's path can
+        meet them, the fast paths take no text with a bracket outside a whole link."""
+        if "[" not in paragraph and "]" not in paragraph and "<" not in paragraph \
+                and "&" not in paragraph and "://" not in paragraph and "----" not in paragraph:
             return [_Piece(paragraph)]
         original = paragraph
         if "<" in paragraph:  # inline tags: their markup goes, their content stays
@@ -346,7 +348,7 @@ class Cleaner:
             return self._render_simple(paragraph, links)
         pieces: list[_Piece] = []
         self._render_nodes(mwparserfromhell.parse(original, skip_style_tags=True).nodes, pieces)
-        return pieces
+        return _without_stray_brackets(pieces, counts)
 
     def _render_simple(self, paragraph: str, links=None) -> list[_Piece]:
         """Fast path for the common paragraph: plain text, entities and [[target|anchor]] links,
@@ -459,8 +461,7 @@ class Cleaner:
         for heading, level, body in self.sections(text):
             section = Section(heading=heading, level=level)
             for paragraph in self.paragraphs(body):
-                sentences, links = self._sentences(_without_stray_brackets(
-                    self.render(paragraph), counts))
+                sentences, links = self._sentences(self.render(paragraph, counts))
                 if not sentences:
                     continue
                 s, p = len(article.sections), len(section.paragraphs)
@@ -685,7 +686,7 @@ def _first_variant(variants: dict[str, str]) -> str:
     return next(iter(variants.values()))
 
 
-def _without_stray_brackets(pieces: list[_Piece], counts: Counter) -> list[_Piece]:
+def _without_stray_brackets(pieces: list[_Piece], counts: Counter | None) -> list[_Piece]:
     """`pieces` with link brackets left in their text removed (each run counted as
     `stray_link_brackets`)."""
     found = 0
@@ -694,7 +695,7 @@ def _without_stray_brackets(pieces: list[_Piece], counts: Counter) -> list[_Piec
         if "[[" in text or "]]" in text:
             piece.text, n = _STRAY_BRACKETS.subn(lambda m: m.group(1) or "", text)
             found += n
-    if found:
+    if found and counts is not None:
         counts["stray_link_brackets"] += found
     return pieces
 

@@ -182,8 +182,11 @@ class SentenceSplitter:
         """The backend's spans, cut further by the universal rule."""
         # _HAS_END, in two steps: str.isascii() costs nothing, and most English text is ASCII.
         universal = not text.isascii() and _UNIVERSAL_MARK.search(text)
-        if not universal and not _PUNKT_END.search(text):
-            return [(0, len(text))] if text.strip() else []
+        if not universal:  # the common case: Punkt's end marks were searched for just once
+            if not _PUNKT_END.search(text):
+                return [(0, len(text))] if text.strip() else []
+            if self.tokenizer is not None:
+                return self._punkt_spans(text)
         spans = self._backend_spans(text)
         if universal:
             spans = _apply_cuts(text, spans, *_universal_cuts(text))

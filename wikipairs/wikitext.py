@@ -68,6 +68,7 @@ _PARA_BREAK = re.compile(r"\n[ \t]*\n+")
 # A line of nothing but pipes, bangs, braces and dashes: what is left of a table or of a
 # multi-column template's separators ("|", "|}", "----"), never text.
 _DEBRIS_LINE = re.compile(r"[\s|!{}\-]*\Z")
+_DEBRIS_START = frozenset("|!{}-")
 # Link brackets left in text: markup the source leaves unbalanced ("[[Thrissur]", "[[[x]]]"),
 # shown as typed by MediaWiki but never words of a sentence.
 _STRAY_BRACKETS = re.compile(r"\[\[+(?:([^\[\]\n]*)\](?!\]))?|\]\]+")  # "[[x]" too
@@ -117,6 +118,8 @@ class Cleaner:
     def __post_init__(self):
         self._hidden_links: list[Link] = []  # links of the page being parsed that are not in text
         lang = self.titles.site.lang
+        # -{...}- is markup only where MediaWiki converts between variants; elsewhere it is text.
+        self._converts_variants = lang.split("-")[0] in VARIANT_LANGUAGES
         self.boilerplate = BOILERPLATE_SECTIONS["en"] | BOILERPLATE_SECTIONS.get(lang, set())
         self.file_names = self.titles.namespace_names(6) | self.titles.namespace_names(-2)
         self.category_names = self.titles.namespace_names(14)
@@ -131,7 +134,7 @@ class Cleaner:
         text = _COMMENT.sub("", text)
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)
-        if "-{" in text:
+        if self._converts_variants and "-{" in text:
             text = _LANG_CONVERSION.sub(_converted, text)
         # File links before templates: a caption's legend templates ({{legend|...}} a line each)
         # would otherwise leave blank lines that end the link early and leak the caption.
@@ -315,8 +318,10 @@ class Cleaner:
                         current = []
                     if self.options.keep_lists:
                         lines.append(_LIST_ITEM.sub("", line))
-                elif line.strip() and not _DEBRIS_LINE.match(line):
-                    current.append(line.strip())
+                else:
+                    line = line.strip()
+                    if line and (line[0] not in _DEBRIS_START or not _DEBRIS_LINE.match(line)):
+                        current.append(line)
             if current:
                 lines.append(" ".join(current))
             out.extend(p for p in lines if len(p.strip()) >= self.options.min_paragraph_chars)
@@ -427,7 +432,9 @@ class Cleaner:
             title = parsed.title  # the common [[Target|anchor]]: what the code below gives
             return _Piece(anchor, self.resolve(title) if self.resolve else title, title)
         if anchor is None:
-            anchor = _unescape(raw.lstrip().lstrip(":"))
+            anchor = raw.lstrip().lstrip(":")
+            if "&" in anchor:  # [[35&nbsp;mm film]] reads "35 mm film"
+                anchor = html.unescape(anchor)
             if parsed is not None and parsed.interwiki:
                 anchor = anchor.split(":", 1)[1] if ":" in anchor else anchor
                 other = self.titles.parse(anchor)  # [[:en:Category:X]] reads "X", as below
@@ -647,7 +654,10 @@ def _strip_inline_tags(paragraph: str) -> str | None:
     return "".join(out)
 
 
-# Language-conversion markup (zh, sr, kk, ...): -{text}-, -{zh-hans:X; zh-hant:Y}-, -{H|rule}-.
+# Wikis whose MediaWiki has a LanguageConverter (variants of one language in two scripts or
+# spellings), where -{...}- is markup: -{text}-, -{zh-hans:X; zh-hant:Y}-, -{H|rule}-.
+VARIANT_LANGUAGES = frozenset({"zh", "gan", "wuu", "sr", "sh", "kk", "ku", "iu", "ike", "shi",
+                               "tg", "uz", "crh", "ban", "tly", "zgh", "mni"})
 _LANG_CONVERSION = re.compile(r"-\{(?!\{)(.*?)\}-", re.S)
 _CONVERSION_FLAGS = re.compile(r"\s*([A-Za-z\-;\s]{1,12})\|")
 _VARIANT = re.compile(r"\s*([a-z]{2,3}(?:-[a-z]{2,4})*)\s*:(.*)", re.S)

@@ -218,7 +218,7 @@ def build(config: BuildConfig) -> dict:
     stats = _stats(config, read_notes(config.output), counters, time.monotonic() - started)
     stats.update(lang=lang, sentence_splitter=splitter.source,
                  tokens="sentencepiece:" + os.path.basename(config.vocab) if config.vocab
-                 else "words-and-punctuation", num_shards=num_shards, splits=len(splits),
+                 else "script-aware-words", num_shards=num_shards, splits=len(splits),
                  redirects="memory" if in_memory else "join")
     write_json(fileio.join(config.output, "stats.json"), stats)
     _write_manifest(config, paths, num_shards, len(splits), stats)

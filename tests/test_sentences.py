@@ -7,13 +7,15 @@ split at 。."""
 from __future__ import annotations
 
 import pickle
+import random
 import re
 
 import pytest
 
 from conftest import NLTK_DATA, WIKI
 from wikipairs.errors import WikipairsError
-from wikipairs.sentences import THAI_MIN_CHARS, SentenceSplitter
+from wikipairs import sentences
+from wikipairs.sentences import THAI_MIN_CHARS, SentenceSplitter, _thai_cuts
 
 
 @pytest.fixture(autouse=True)
@@ -124,6 +126,35 @@ def test_thai_spaces_end_sentences_between_long_stretches():
     # a word that continues the sentence (ซึ่ง: which) keeps it whole
     text = f"{THAI_A} ซึ่ง{THAI_B}"
     assert check_spans(splitter, text) == [text]
+
+
+def _thai_cuts_by_rescanning(text: str) -> list[int]:
+    """The Thai rule as first written: both sides' Thai characters counted afresh at each space
+    (quadratic in a long paragraph; the oracle for the one-pass count)."""
+    cuts, start = [], 0
+    for match in sentences._THAI_SPACE.finditer(text):
+        space, after = match.span()
+        if text.startswith(sentences._THAI_CONTINUING, after) or \
+                text.endswith(sentences._THAI_NOT_FINAL, 0, space):
+            continue
+        if sentences._thai_chars(text, start, space) >= THAI_MIN_CHARS \
+                and sentences._thai_chars(text, after, len(text)) >= THAI_MIN_CHARS:
+            cuts.append(space)
+            start = after
+    return cuts
+
+
+def test_thai_rule_counts_in_one_pass():
+    """The same cuts as counting afresh at each space, on mixes of real Thai words; and a
+    megabyte paragraph of them is split into its thousands of sentences (a rescan per space
+    took minutes there)."""
+    rng = random.Random(7)
+    words = (THAI_A + " " + THAI_B + " ซึ่ง และ ที่ ได้แก่ ฯลฯ 2563 ประเทศไทย").split()
+    for _ in range(3000):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 60)))
+        assert _thai_cuts(text) == _thai_cuts_by_rescanning(text), text
+    paragraph = " ".join([THAI_A, THAI_B] * 5000)
+    assert len(SentenceSplitter.for_language("th").spans(paragraph)) == 10000
 
 
 def test_thai_abbreviation_mark_does_not_end_a_sentence():

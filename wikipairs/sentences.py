@@ -365,16 +365,24 @@ def _universal_cuts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
 
 
 def _thai_cuts(text: str) -> list[int]:
-    """Spaces between Thai words that end a sentence (see THAI_MIN_CHARS)."""
-    cuts, start = [], 0
+    """Spaces between Thai words that end a sentence (see THAI_MIN_CHARS). One pass: the Thai
+    characters before each space are counted on from the previous one (a paragraph of
+    megabytes without punctuation must not cost its length squared)."""
+    total = _thai_chars(text, 0, len(text))
+    if total < 2 * THAI_MIN_CHARS:
+        return []
+    cuts = []
+    before, counted_to = 0, 0  # Thai characters in text[:counted_to]
+    at_start = 0  # ... before the current sentence (a space holds none)
     for match in _THAI_SPACE.finditer(text):
         space, after = match.span()
+        before += _thai_chars(text, counted_to, space)
+        counted_to = space
         if text.startswith(_THAI_CONTINUING, after) or text.endswith(_THAI_NOT_FINAL, 0, space):
             continue
-        if _thai_chars(text, start, space) >= THAI_MIN_CHARS \
-                and _thai_chars(text, after, len(text)) >= THAI_MIN_CHARS:
+        if before - at_start >= THAI_MIN_CHARS and total - before >= THAI_MIN_CHARS:
             cuts.append(space)
-            start = after
+            at_start = before
     return cuts
 
 

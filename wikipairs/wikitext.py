@@ -640,10 +640,14 @@ def _strip_inline_tags(paragraph: str) -> str | None:
     one and its trail (it ends the trail), which mwparserfromhell must see.
     tests/test_speed_equivalence.py checks that the fast path then gives the same."""
     out, last = [], 0
+    opened = closed = counted = 0  # "[[" and "]]" in paragraph[:counted], counted on (a tag
+    # starts with "<", so no bracket pair spans a tag's start): linear in the paragraph
     for m in _INLINE_TAG.finditer(paragraph):
         at = m.start()
-        if _LINK_TRAIL_END.search(paragraph, max(0, at - 256), at) or \
-                paragraph.count("[[", 0, at) != paragraph.count("]]", 0, at):
+        opened += paragraph.count("[[", counted, at)
+        closed += paragraph.count("]]", counted, at)
+        counted = at
+        if _LINK_TRAIL_END.search(paragraph, max(0, at - 256), at) or opened != closed:
             return None
         out.append(paragraph[last:at])
         out.append(" " if m.group(1) else "")

@@ -218,6 +218,22 @@ def test_jawiki_is_split_at_full_stops(parsed_dumps):
     assert ends / (ends + inside) >= 0.95, f"{inside} 。 inside sentences, {ends} ending one"
 
 
+def test_long_texts_go_to_the_backend_in_chunks_with_the_same_spans(parsed_dumps, monkeypatch):
+    """Between the universal rule's cuts a long text is split in chunks (sentencex is quadratic
+    on Japanese): the spans are those of the whole text, here on every jawiki paragraph with the
+    chunk size made tiny; and a paragraph of 40,000 Japanese sentences is 40,000 sentences."""
+    splitter = SentenceSplitter.for_language("ja")
+    paragraphs = [" ".join(p) for a in parsed_dumps("jawiki-sample.xml.bz2").articles
+                  for section in a.sections for p in section.paragraphs if len(" ".join(p)) > 300]
+    assert len(paragraphs) > 100
+    monkeypatch.setattr(sentences, "CHUNK_CHARS", 10**9)
+    whole = [splitter.spans(p) for p in paragraphs]
+    monkeypatch.setattr(sentences, "CHUNK_CHARS", 150)
+    assert [splitter.spans(p) for p in paragraphs] == whole
+    monkeypatch.undo()
+    assert len(splitter.spans("これは文です。" * 40_000)) == 40_000
+
+
 def test_sentencex_splits_inside_quotes_and_keeps_the_marks():
     """sentencex alone keeps a quotation (or a quote never closed, or an apostrophe it takes
     for one) in one sentence: a quoted speech of 20 sentences became one."""

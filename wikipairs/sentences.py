@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import string
+from bisect import bisect_right
 from collections.abc import Iterable
 
 import nltk.data
@@ -187,9 +188,24 @@ class SentenceSplitter:
                 return [(0, len(text))] if text.strip() else []
             if self.tokenizer is not None:
                 return self._punkt_spans(text)
-        spans = self._backend_spans(text)
-        if universal:
-            spans = _apply_cuts(text, spans, *_universal_cuts(text))
+        if not universal:
+            return self._backend_spans(text)
+        cuts, owned = _universal_cuts(text)
+        return _apply_cuts(text, self._chunked_backend_spans(text, cuts), cuts, owned)
+
+    def _chunked_backend_spans(self, text: str, cuts: list[int]) -> list[tuple[int, int]]:
+        """The backend's spans of a long text, computed between the universal rule's cuts
+        (sentence ends whatever the backend says) in chunks of about CHUNK_CHARS: sentencex
+        takes time quadratic in the length of a Japanese text (a paragraph of 20,000 sentences:
+        46 s). Texts up to CHUNK_CHARS, nearly all paragraphs, go whole."""
+        if len(text) <= CHUNK_CHARS or not cuts:
+            return self._backend_spans(text)
+        spans, start = [], 0
+        for cut in [*cuts, len(text)]:
+            if cut - start >= CHUNK_CHARS or cut == len(text):
+                spans.extend((a + start, b + start)
+                             for a, b in self._backend_spans(text[start:cut]))
+                start = cut
         return spans
 
     def split(self, text: str) -> list[str]:
@@ -211,6 +227,10 @@ class SentenceSplitter:
             if fast is None:
                 return list(tokenizer.span_tokenize(text))
         return fast.spans(text)
+
+
+# Texts longer than this go to the backend in pieces between the universal rule's cuts.
+CHUNK_CHARS = 10_000
 
 
 def _checked_method(method: str) -> str:
@@ -393,28 +413,49 @@ def _thai_chars(text: str, start: int, end: int) -> int:
 def _apply_cuts(text: str, spans: list[tuple[int, int]], cuts: list[int],
                 owned: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """`spans` with the boundaries that fall in `owned` but are no cut undone, then cut at
-    `cuts` (each piece without the whitespace around it)."""
+    `cuts` (sorted; each piece without the whitespace around it). Sets and bisection: a
+    paragraph of thousands of sentences costs n log n, not n squared."""
+    undone = _Undone(cuts, owned)
     merged = []
     for start, end in spans:
-        if merged and _undone(merged[-1][1], cuts, owned):
+        if merged and undone(merged[-1][1]):
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((start, end))
     out = []
     for start, end in merged:
-        for cut in cuts:
-            if start < cut < end:
-                out.append((start, cut))
-                start = cut
-                while start < end and text[start].isspace():
-                    start += 1
+        i = bisect_right(cuts, start)
+        while i < len(cuts) and cuts[i] < end:
+            cut = cuts[i]
+            i += 1
+            if cut <= start:  # within the whitespace skipped after the previous cut
+                continue
+            out.append((start, cut))
+            start = cut
+            while start < end and text[start].isspace():
+                start += 1
         if start < end:
             out.append((start, end))
     return out
 
 
-def _undone(end: int, cuts: list[int], owned: list[tuple[int, int]]) -> bool:
-    return end not in cuts and any(a <= end <= b for a, b in owned)
+class _Undone:
+    """Whether a backend's boundary at `end` is to be undone: no cut, but in an owned range."""
+
+    def __init__(self, cuts: list[int], owned: list[tuple[int, int]]):
+        self.cuts = set(cuts)
+        owned = sorted(owned)
+        self.starts = [a for a, _ in owned]
+        self.reach, furthest = [], -1  # the furthest end of the ranges starting so far
+        for _, b in owned:
+            furthest = max(furthest, b)
+            self.reach.append(furthest)
+
+    def __call__(self, end: int) -> bool:
+        if end in self.cuts:
+            return False
+        i = bisect_right(self.starts, end) - 1
+        return i >= 0 and self.reach[i] >= end
 
 
 def _compiled(pattern):

@@ -1,4 +1,4 @@
-"""The pipeline graph of `wikipairs build` (the driver is wikipairs/build.py)."""
+"""The pipeline graph of `wikipairs build` (the driver is pipelines/driver.py)."""
 from __future__ import annotations
 
 import apache_beam as beam

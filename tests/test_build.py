@@ -867,7 +867,7 @@ def _assert_package_layout(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("wikipairs/pipelines/transforms.py", "wikipairs/pipelines/build.py",
                    "wikipairs/schemas/pair.py", "wikipairs/splits.py", "wikipairs/tfrecord.py",
-                   "wikipairs/data/sample.xml.bz2", "wikipairs/build.py", "wikipairs/cli.py"):
+                   "wikipairs/data/sample.xml.bz2", "wikipairs/pipelines/driver.py", "wikipairs/cli.py"):
         assert needed in names, f"{wheel.name} lacks {needed}"
     tops = {n.split("/")[0] for n in names}
     assert not tops & {"pipelines", "schemas", "trainer", "tests", "tools"}, sorted(tops)

@@ -12,6 +12,9 @@ from . import __version__, fileio
 from .errors import WikipairsError
 
 EXIT_USAGE = 2
+# Modules of the optional extras (pyproject.toml), by the extra that installs them.
+_EXTRAS = {"tensorflow": "train", "tensorflow_text": "train", "keras": "train", "bm25s": "train",
+           "Stemmer": "train", "tensorboard": "train", "jax": "jax"}
 LANG_HELP = ("Language code (ja, de, ...), overriding the dump's siteinfo: namespace aliases, "
              "image options and sentence splitting follow it.")
 
@@ -69,6 +72,10 @@ class _Group(click.Group):
         except Exception as e:  # a bug, not bad input: still one line unless --debug
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()
+            extra = _EXTRAS.get((getattr(e, "name", None) or "").split(".")[0])
+            if isinstance(e, ModuleNotFoundError) and extra:
+                _fail(f"'{ctx.command_path} {ctx.invoked_subcommand}' needs {e.name}, which is "
+                      f"not installed: pip install 'wikipairs[{extra}]'")
             _fail(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)",
                   status=1)
 
@@ -219,7 +226,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
 
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
-    from .build import BuildConfig, build as run_build
+    from .pipelines.driver import BuildConfig, build as run_build
     from .dump import check_declared_language
     from .pair_shards import FORMATS
     from .pairs import TASKS, PairConfig
@@ -347,18 +354,13 @@ from .download import download_command  # noqa: E402  (requests/tqdm load only w
 main.add_command(download_command)
 
 
-def _register_optional_commands() -> None:
-    """Commands whose modules need the train extra (TensorFlow/Keras, bm25s) are added when
-    their modules import, so `wikipairs build` works where only the core is installed."""
-    import importlib
-    for module, name in (("wikipairs.trainer.cli", "train"), ("wikipairs.trainer.reqa.cli", "reqa")):
-        try:
-            main.add_command(getattr(importlib.import_module(module), name))
-        except ImportError:
-            pass
+# The trainer's commands import TensorFlow/Keras/bm25s only when they run: a missing extra is a
+# one-line error then (see _Group.invoke), never a command that silently is not there.
+from .trainer.cli import train  # noqa: E402
+from .trainer.reqa.cli import reqa  # noqa: E402
 
-
-_register_optional_commands()
+main.add_command(train)
+main.add_command(reqa)
 
 
 if __name__ == "__main__":  # python -m wikipairs.cli: same messages as the installed command

@@ -75,20 +75,52 @@ class Progress:
               f"{rate:,.0f} pages/s", file=sys.stderr)
 
 
+class TrainingText:
+    """The paragraphs Punkt is trained on (--sentence-splitter punkt-trained), the one rule for
+    parse and build: the first TRAINING_CHARS characters of main-namespace article text, in dump
+    order, markup removed."""
+
+    def __init__(self):
+        self.paragraphs: list[str] = []
+        self.size = 0
+
+    @property
+    def full(self) -> bool:
+        return self.size >= TRAINING_CHARS
+
+    def add(self, page: Page, cleaner: Cleaner) -> None:
+        if self.full or page.redirect or page.ns != 0:
+            return
+        for paragraph in cleaner.plain_paragraphs(page):
+            self.paragraphs.append(paragraph)
+            self.size += len(paragraph)
+
+
+def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> list[str]:
+    """The TrainingText of dump files, read only as far as it needs."""
+    text = TrainingText()
+    for path in paths:
+        dump = DumpFile(path, lang=lang)
+        cleaner = Cleaner(dump.titles, splitter=None)
+        for page in dump.pages(allow_truncated=allow_truncated):
+            if text.full:
+                return text.paragraphs
+            text.add(page, cleaner)
+    return text.paragraphs
+
+
 def read_redirects_and_training_text(dumps: list[DumpFile], need_text: bool, counts: Counter,
                                      allow_truncated: bool) -> tuple[RedirectMap, list[str]]:
     """Pass 1: redirects of every file; plus article text for Punkt training when `need_text`."""
-    redirects, texts, size = [], [], 0
+    redirects, text = [], TrainingText()
     for dump in dumps:
         cleaner = Cleaner(dump.titles, splitter=None) if need_text else None
         for page in dump.pages(counts, allow_truncated):
             if page.redirect:
                 redirects.append(Redirect(page.title, page.redirect))
-            elif cleaner is not None and size < TRAINING_CHARS and page.ns == 0:
-                for paragraph in cleaner.plain_paragraphs(page):
-                    texts.append(paragraph)
-                    size += len(paragraph)
-    return RedirectMap(redirects), texts
+            elif cleaner is not None:
+                text.add(page, cleaner)
+    return RedirectMap(redirects), text.paragraphs
 
 
 def iter_articles(config: ParseConfig, counts: Counter | None = None,
@@ -199,4 +231,5 @@ def _redirect_table(redirects: RedirectMap) -> pa.Table:
                      "resolved": [r[2] for r in rows]}, schema=arrow_schema(REDIRECT))
 
 
-__all__ = ["ParseConfig", "iter_articles", "parse_dump", "parse_page", "article_row"]
+__all__ = ["ParseConfig", "iter_articles", "parse_dump", "parse_page", "article_row",
+           "training_text"]

@@ -19,16 +19,23 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from . import __version__, fileio
-from .dump import DumpFile
-from .errors import WikipairsError
-from .pair_shards import FORMATS, NOTES, read_notes
-from .pairs import TASKS, PairConfig
-from .parse import ParseConfig
-from .sentences import TRAINING_CHARS, SentenceSplitter
-from .shards import MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_output, sha256_file, write_json
-from .splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
-from .wikitext import Cleaner
+import apache_beam as beam
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from wikipairs import __version__, fileio
+from wikipairs.dump import DumpFile
+from wikipairs.errors import WikipairsError
+from wikipairs.pair_shards import FORMATS, NOTES, read_notes
+from wikipairs.pairs import TASKS, PairConfig
+from wikipairs.parse import ParseConfig, training_text
+from wikipairs.sentences import SentenceSplitter
+from wikipairs.shards import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_output, sha256_file,
+                              write_json)
+from wikipairs.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
+
+from .build import build_pipeline
+from .transforms import NAMESPACE
 
 LOG = "build.log"
 WORKDIR = ".work"  # plain copies of compressed dumps without an index; removed at the end
@@ -59,24 +66,6 @@ class BuildConfig:
 
 class BuildError(WikipairsError):
     pass
-
-
-def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> list[str]:
-    """The paragraphs Punkt is trained on (--sentence-splitter punkt-trained): the first
-    TRAINING_CHARS characters of main-namespace article text, in dump order (as `wikipairs
-    parse` does)."""
-    texts, size = [], 0
-    for path in paths:
-        dump = DumpFile(path, lang=lang)
-        cleaner = Cleaner(dump.titles, splitter=None)
-        for page in dump.pages(allow_truncated=allow_truncated):
-            if size >= TRAINING_CHARS:
-                return texts
-            if not page.redirect and page.ns == 0:
-                for paragraph in cleaner.plain_paragraphs(page):
-                    texts.append(paragraph)
-                    size += len(paragraph)
-    return texts
 
 
 def title_capacity(input_bytes: int) -> int:
@@ -163,11 +152,6 @@ def _clean_output(config: BuildConfig) -> None:
 
 def build(config: BuildConfig) -> dict:
     """Run the build; returns the stats (or the dry run's job summary). Raises WikipairsError."""
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    from wikipairs.pipelines.build import build_pipeline
-
     parse = config.parse or ParseConfig(inputs=config.inputs, output=config.output)
     splits = plan_splits(config.inputs, config.streams_per_split, config.parts_per_file)
     paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
@@ -179,7 +163,7 @@ def build(config: BuildConfig) -> dict:
     splitter = SentenceSplitter.for_language(lang, texts, method=method)
     tokenizer = None
     if config.vocab:
-        from .vocab import Tokenizer
+        from wikipairs.vocab import Tokenizer
         if not os.path.exists(config.vocab):
             raise BuildError(f"{config.vocab}: no such SentencePiece model")
         tokenizer = Tokenizer(config.vocab)
@@ -309,10 +293,6 @@ def _progress_lines(folder: str | None, fd: int, runner: str, every: float = 5.0
 
 def _counters(result) -> dict[str, int]:
     """The pipeline's "wikipairs" counters (committed values where the runner has them)."""
-    from apache_beam.metrics.metric import MetricsFilter
-
-    from wikipairs.pipelines.transforms import NAMESPACE
-
     totals: dict[str, int] = {}
     query = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))
     for counter in query["counters"]:
@@ -377,4 +357,4 @@ def _versions() -> dict:
     return versions
 
 
-__all__ = ["BuildConfig", "build", "training_text", "auto_shards", "staging_file"]
+__all__ = ["BuildConfig", "build", "auto_shards", "staging_file"]

@@ -1,0 +1,107 @@
+"""The floors of the house (README, "Layout"): what each folder may import.
+
+- `wikipairs/` core (every module but the CLI): neither apache_beam nor TensorFlow/Keras/JAX, and
+  nothing of `wikipairs.pipelines` or `wikipairs.trainer`, even after it has parsed a dump;
+- `wikipairs.pipelines`: Beam and the core, never the trainer;
+- `wikipairs.trainer`: reads shards; never Beam or the pipelines;
+- the CLI (the roof) imports all three openly; a missing extra is one line naming the extra.
+
+Each check runs in a fresh interpreter, so what another test imported does not count.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import pkgutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import wikipairs
+from conftest import SAMPLE_DUMP
+from wikipairs.records import Pair
+from wikipairs.schemas import PAIR
+
+RUNTIMES = ("apache_beam", "tensorflow", "keras", "jax")
+
+
+def core_modules() -> list[str]:
+    subpackages = {"pipelines", "schemas", "trainer"}
+    return sorted(f"wikipairs.{m.name}" for m in pkgutil.iter_modules(wikipairs.__path__)
+                  if m.name not in subpackages and m.name != "cli")
+
+
+def loaded_after(code: str) -> list[str]:
+    """Top-level runtimes and wikipairs subpackages in sys.modules after running `code`."""
+    probe = textwrap.dedent(code) + textwrap.dedent("""
+        import json, sys
+        print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(RUNTIMES)
+                                | {".".join(m.split(".")[:2]) for m in sys.modules
+                                   if m.startswith(("wikipairs.pipelines", "wikipairs.trainer"))})))
+    """)
+    done = subprocess.run([sys.executable, "-c", f"RUNTIMES = {RUNTIMES!r}\n" + probe],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_core_imports_no_runtime_and_no_upper_floor():
+    modules = core_modules()
+    assert "wikipairs.parse" in modules and "wikipairs.fileio" in modules
+    imports = "\n".join(f"import {m}" for m in modules)
+    assert loaded_after(imports) == []
+
+
+def test_parsing_a_dump_loads_no_runtime(tmp_path):
+    code = f"""
+        from wikipairs.parse import ParseConfig, parse_dump
+        parse_dump(ParseConfig(inputs=[{str(SAMPLE_DUMP)!r}], output={str(tmp_path)!r}, quiet=True))
+    """
+    assert loaded_after(code) == []
+    assert (tmp_path / "manifest.json").exists()
+
+
+def test_pipelines_do_not_import_the_trainer():
+    loaded = loaded_after("import wikipairs.pipelines.driver, wikipairs.pipelines.transforms")
+    assert "apache_beam" in loaded
+    assert not any(m.startswith("wikipairs.trainer") for m in loaded), loaded
+    assert not {"tensorflow", "keras", "jax"} & set(loaded), loaded
+
+
+def test_trainer_does_not_import_beam_or_the_pipelines():
+    loaded = loaded_after("import wikipairs.trainer.cli, wikipairs.trainer.reqa.cli, "
+                          "wikipairs.trainer.data, wikipairs.trainer.reqa.data")
+    assert "apache_beam" not in loaded and "wikipairs.pipelines" not in loaded, loaded
+
+
+def test_pair_record_is_the_pair_schema():
+    """`Pair` (the core's dataclass) and schemas/pair.py declare the same fields in one order."""
+    assert [f.name for f in dataclasses.fields(Pair)] == [f.name for f in PAIR]
+
+
+@pytest.mark.parametrize("module", ["keras", "tensorflow"])
+def test_a_missing_extra_is_one_line_naming_it(tmp_path, module):
+    """With the train extra's module made unimportable, `wikipairs train pretrain` on a folder
+    that passes the data checks fails with one line naming the extra, and status 2."""
+    (tmp_path / "data" / "ict").mkdir(parents=True)
+    (tmp_path / "data" / "ict" / "part-00000-of-00001.tfrecord.gz").write_bytes(b"")
+    command = ["train", "pretrain", "--data", str(tmp_path / "data"), "--output",
+               str(tmp_path / "out")]
+    code = textwrap.dedent(f"""
+        import sys
+        class Missing:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == {module!r}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        sys.meta_path.insert(0, Missing())
+        from wikipairs.cli import main
+        main({command!r}, prog_name="wikipairs")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert len(lines) == 1 and "pip install 'wikipairs[train]'" in lines[0], lines
+    assert lines[0].startswith("wikipairs: error: 'wikipairs train' needs "), lines

@@ -15,8 +15,8 @@ import pytest
 keras = pytest.importorskip("keras")
 from keras import ops  # noqa: E402
 
-from wikipairs.trainer.configs import (CLS_ID, MASK_ID, NAMED_CONFIGS, PAD_ID,  # noqa: E402
-                                       SEP_ID, UNK_ID, ModelConfig)
+from wikipairs.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID  # noqa: E402
+from wikipairs.trainer.configs import NAMED_CONFIGS, ModelConfig  # noqa: E402
 from wikipairs.trainer.losses import (cross_replica_in_batch_loss,  # noqa: E402
                                       in_batch_softmax_loss, masked_lm_loss)
 from wikipairs.trainer.model import (BowEncoder, MaskedLMHead, TransformerEncoder,  # noqa: E402

@@ -1,8 +1,7 @@
 """Named two-tower model configurations (`ModelConfig.from_name("tiny")`), JSON round-trip.
 
 No TensorFlow or Keras import here: a checkpoint's `model_config.json` can be read anywhere.
-The special token ids mirror `wikipairs.vocab` ([PAD]=0, [CLS]=1, [SEP]=2, [MASK]=3, [UNK]=4);
-they are repeated here so that the trainer does not import the vocabulary module's dependencies.
+The special token ids come from `wikipairs.special_tokens`, which imports nothing.
 """
 from __future__ import annotations
 
@@ -10,8 +9,8 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-PAD_ID, CLS_ID, SEP_ID, MASK_ID, UNK_ID = range(5)
-NUM_SPECIAL_TOKENS = 5
+from wikipairs.special_tokens import NUM_SPECIAL_TOKENS
+
 ENCODERS = ("transformer", "bow")
 
 # name -> overrides of the ModelConfig defaults

@@ -31,7 +31,7 @@ import numpy as np
 from wikipairs.errors import WikipairsError
 from wikipairs.readahead import prefetched
 
-from .configs import PAD_ID, SEP_ID
+from wikipairs.special_tokens import PAD_ID, SEP_ID
 
 TASKS = ("ict", "bfs", "wlp")
 SPLITS = ("train", "eval", "all")

@@ -53,7 +53,7 @@ import numpy as np
 
 from wikipairs.vocab import Tokenizer
 
-from .configs import CLS_ID, PAD_ID, SEP_ID
+from wikipairs.special_tokens import CLS_ID, PAD_ID, SEP_ID
 
 QUERY_ENCODER = "query_encoder"
 QUESTION_ENCODER = "question_encoder"  # the same, under the name USE-QA / TF-Hub tools look up

@@ -9,8 +9,9 @@ from __future__ import annotations
 import keras
 from keras import layers, ops
 
-from .configs import (CLS_ID, MASK_ID, NUM_SPECIAL_TOKENS, PAD_ID, SEP_ID, ModelConfig,
-                      get_config)
+from wikipairs.special_tokens import CLS_ID, MASK_ID, NUM_SPECIAL_TOKENS, PAD_ID, SEP_ID
+
+from .configs import ModelConfig, get_config
 from .losses import cross_replica_in_batch_loss
 
 

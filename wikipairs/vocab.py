@@ -23,10 +23,8 @@ import sentencepiece as spm
 from .errors import WikipairsError
 from .records import Article
 from .fileio import write_atomic
-
-SPECIAL_TOKENS = ("[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]")
-PAD, CLS, SEP, MASK, UNK = SPECIAL_TOKENS
-PAD_ID, CLS_ID, SEP_ID, MASK_ID, UNK_ID = range(len(SPECIAL_TOKENS))
+from .special_tokens import (CLS, CLS_ID, MASK, MASK_ID, PAD, PAD_ID, SEP, SEP_ID,  # noqa: F401
+                             SPECIAL_TOKENS, UNK, UNK_ID)
 MODEL_TYPES = ("unigram", "bpe", "char", "word")
 
 

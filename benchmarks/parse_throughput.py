@@ -40,7 +40,11 @@ How to read the table:
 Usage (from the repository root, or `make bench`):
 
     .venv/bin/python benchmarks/parse_throughput.py [--input DUMP] [--scaled N] [--repeat K]
-                                                    [--json OUT]
+                                                    [--json OUT] [--pinned]
+
+`--pinned` adds the comparison of the two whole commands on one core (taskset -c 0), on the
+largest file: `wikipairs parse` (both passes, writing its Parquet shards) against
+`wikiextractor --no-templates --processes 1` (writing its text files).
 """
 from __future__ import annotations
 
@@ -182,6 +186,52 @@ def run_wikiextractor(path: str) -> Run:
         return Run("wikiextractor", count_docs(out), wall, cpu)
 
 
+def run_command_pinned(tool: str, path: str, core: int) -> Run:
+    """The whole command of `tool` ("wikipairs parse", writing its Parquet shards, or
+    WikiExtractor) on `path`, pinned to one core with taskset: what a user waits for when one
+    core is all there is. CPU time as in run_wikiextractor."""
+    with tempfile.TemporaryDirectory(prefix="pinned-") as out:
+        if tool == "wikipairs":
+            command = [sys.executable, "-m", "wikipairs.cli", "parse", "-i", path, "-o",
+                       os.path.join(out, "p"), "-q"]
+        else:
+            command = [sys.executable, "-m", "wikiextractor.WikiExtractor", "--no-templates",
+                       "--processes", "1", "-q", "-o", out, path]
+        cpu0, wall0 = children_cpu(), time.perf_counter()
+        done = subprocess.run(["taskset", "-c", str(core), *command], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+        wall, cpu = time.perf_counter() - wall0, children_cpu() - cpu0
+        if done.returncode != 0:
+            raise RuntimeError(f"{tool} failed ({done.returncode}): {done.stderr[-2000:]}")
+        if tool == "wikipairs":
+            with open(os.path.join(out, "p", "parse_stats.json")) as f:
+                articles = json.load(f)["articles"]
+        else:
+            articles = count_docs(out)
+        return Run(f"{tool} (1 core)", articles, wall, cpu)
+
+
+def bench_pinned(path: str, repeat: int, core: int = 0) -> dict:
+    """`wikipairs parse` against WikiExtractor, both whole commands pinned to core `core`,
+    alternating, best of `repeat` each."""
+    best: dict[str, Run] = {}
+    for _ in range(repeat):
+        for tool in ("wikipairs", "wikiextractor"):
+            run = run_command_pinned(tool, path, core)
+            if tool not in best or run.wall_s < best[tool].wall_s:
+                best[tool] = run
+    ours, theirs = best["wikipairs"], best["wikiextractor"]
+    ratio = theirs.wall_s / ours.wall_s
+    print(f"\n== whole commands pinned to core {core} (taskset): {os.path.basename(path)}")
+    for run in (ours, theirs):
+        print(f"{run.tool:<26}{run.articles:>7,} articles {run.wall_s:>8.2f} s wall "
+              f"{run.cpu_s:>8.2f} s CPU")
+    print(f"`wikipairs parse` / WikiExtractor, wall time on one core: x{ratio:.2f} "
+          f"(above 1: wikipairs is faster)")
+    return {"path": path, "core": core, "runs": [asdict(ours), asdict(theirs)],
+            "wall_ratio_wikipairs_over_wikiextractor": ratio}
+
+
 def count_docs(folder: str) -> int:
     """Number of `<doc ` lines in WikiExtractor's output files (one per article)."""
     total = 0
@@ -266,6 +316,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--repeat", type=int, default=1, metavar="K",
                     help="run each tool K times per file and keep the fastest (default 1)")
     ap.add_argument("--json", metavar="OUT", help="write the figures to this JSON file")
+    ap.add_argument("--pinned", action="store_true",
+                    help="also time both whole commands pinned to one core (taskset) on the "
+                         "largest file: `wikipairs parse` writing shards against WikiExtractor")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -288,10 +341,11 @@ def main(argv: list[str] | None = None) -> int:
               + ("(cached)" if seconds is None else f"(built in {seconds:.1f} s)"))
         files.append((f"scaled x{args.scaled}", scaled))
     results = [bench_file(label, path, args.repeat) for label, path in files]
+    pinned = bench_pinned(files[-1][1], args.repeat) if args.pinned else None
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"environment": env, "repeat": args.repeat, "scaled": scale,
-                       "files": results}, f, indent=2)
+                       "files": results, "pinned": pinned}, f, indent=2)
             f.write("\n")
     return 0
 

@@ -53,7 +53,8 @@ def article_row(article: Article) -> dict:
         "sections": [{"heading": s.heading, "level": s.level,
                       "paragraphs": [{"sentences": p} for p in s.paragraphs]}
                      for s in article.sections],
-        "links": [asdict(link) for link in article.links],
+        # vars, not asdict: a Link is flat, and asdict's deep copy took ~40% of `parse`.
+        "links": [vars(link) for link in article.links],
         "categories": article.categories,
     }
 

@@ -7,6 +7,7 @@ from wikipairs.pair_shards import pair_row, shard_of, write_shard
 from wikipairs.pairs import approx_token_count
 from wikipairs.splits import index_for
 
+from .notes import save_note
 from .transforms import IndexTitles, ParseAndPair, PrepareFile, UnionTitles, WlpJoin
 
 
@@ -33,6 +34,7 @@ class _WriteShard(beam.DoFn):
         rows = [r for r in rows if r is not None]  # None: the placeholder of an empty shard
         note = write_shard(self.output, self.task, index, self.num_shards, rows, self.formats,
                            self.with_ids)
+        save_note(self.output, note)
         beam.metrics.Metrics.counter("wikipairs", f"{self.task}_pairs").inc(note["pairs"])
         yield note
 

@@ -26,7 +26,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from wikipairs import __version__, fileio
 from wikipairs.dump import DumpFile
 from wikipairs.errors import WikipairsError
-from wikipairs.pair_shards import FORMATS, NOTES, read_notes
+from wikipairs.pair_shards import FORMATS
 from wikipairs.pairs import TASKS, PairConfig
 from wikipairs.parse import ParseConfig, training_text
 from wikipairs.sentences import SentenceSplitter
@@ -35,6 +35,7 @@ from wikipairs.shards import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_outp
 from wikipairs.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 
 from .build import build_pipeline
+from .notes import NOTES, read_notes
 from .transforms import NAMESPACE
 
 LOG = "build.log"

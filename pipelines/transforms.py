@@ -18,15 +18,19 @@ from collections import Counter
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from wikipairs import fileio
 from wikipairs.bloom import BloomFilter
 from wikipairs.pair_shards import ShardWriter, pair_row
-from wikipairs.pairs import PairBuilder, PairConfig, WlpDoc, approx_token_count, wlp_rank
+from wikipairs.pairs import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
+                             wlp_rank)
 from wikipairs.parse import ParseConfig, parse_page
 from wikipairs.records import Redirect
 from wikipairs.redirects import MAX_DEPTH, RedirectMap
 from wikipairs.splits import index_titles, prepare_file, read_split
 from wikipairs.titles import TitleParser
 from wikipairs.wikitext import Cleaner, ParseOptions
+
+from .notes import save_note
 
 NAMESPACE = "wikipairs"
 
@@ -53,10 +57,7 @@ class SplitProgress:
         if self.path is None or (not force and now - self.last < self.every):
             return
         self.last = now
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        with open(self.path + ".tmp", "w") as f:
-            json.dump({"pages": self.pages, "pairs": pairs}, f)
-        os.replace(self.path + ".tmp", self.path)
+        fileio.write_atomic(self.path, json.dumps({"pages": self.pages, "pairs": pairs}).encode())
 
 
 class PrepareFile(beam.DoFn):
@@ -175,6 +176,7 @@ class ParseAndPair(beam.DoFn):
         progress.update({task: w.pairs for task, w in writers.items()}, force=True)
         for task, writer in writers.items():
             note = writer.close()
+            save_note(self.output, note)
             self.counts[f"{task}_pairs"] += note["pairs"]
             yield note
         flush_counts(self.counts)
@@ -268,8 +270,8 @@ class TopWlpDocs(beam.CombineFn):
         return self._add(acc, title, doc)
 
     def _add(self, acc, title, doc: WlpDoc):
-        if doc.title == title:
-            return acc  # a self-link (counted by the pair builder in the in-memory path)
+        if is_self_link(title, doc):
+            return acc  # counted by the pair builder in the in-memory path
         old = acc.get(doc.page_id)
         if old is None or doc.order < old[1].order:
             acc[doc.page_id] = (title, doc)

@@ -6,7 +6,6 @@ made-up bytes whose sizes and checksums are written into it at test time.
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -24,8 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import assert_one_line_error, describe
-from wikipairs.download import (ChecksumError, DownloadConfig, choose_job, download,
-                                download_command, run_dates)
+from wikipairs.cli import main
+from wikipairs.download import ChecksumError, DownloadConfig, choose_job, download, run_dates
 
 FIXTURES = Path(__file__).parent / "fixtures" / "download"
 DATE = "20240501"
@@ -149,7 +148,8 @@ def publish(server: DumpServer, date: str = DATE, statuses: dict | None = None,
     return status
 
 
-CODE = "import sys; from wikipairs.download import download_command; download_command(sys.argv[1:])"
+CODE = ("import sys; from wikipairs.cli import main; "
+        "main(['download', *sys.argv[1:]], prog_name='wikipairs')")
 
 
 @pytest.fixture(autouse=True)
@@ -162,15 +162,15 @@ def local_only(monkeypatch):
 
 def run_download(*args, base_url: str | None = None, fresh: bool = False
                  ) -> subprocess.CompletedProcess:
-    """The command run on its own (it is added to `wikipairs` by wikipairs.cli): in a fresh
-    interpreter with `fresh` (real exit status and streams, real 1 s backoff), else in this
-    process with click's CliRunner (stdout and stderr apart). Both as a CompletedProcess."""
+    """`wikipairs download ARGS`: in a fresh interpreter with `fresh` (real exit status and
+    streams, real 1 s backoff), else in this process with click's CliRunner (stdout and stderr
+    apart). Both as a CompletedProcess."""
     argv = [*map(str, args), *(["--base-url", base_url] if base_url else [])]
     if fresh:
         env = dict(os.environ, PYTHONIOENCODING="utf-8")
         return subprocess.run([sys.executable, "-c", CODE, *argv], env=env,
                               capture_output=True, text=True, timeout=60)
-    result = CliRunner().invoke(download_command, argv, prog_name="wikipairs download")
+    result = CliRunner().invoke(main, ["download", *argv], prog_name="wikipairs")
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception  # a bug: show its traceback
     return subprocess.CompletedProcess([sys.executable, "-c", CODE, *argv], result.exit_code,
@@ -446,11 +446,8 @@ def test_help():
 
 
 def test_under_the_wikipairs_group(server, tmp_path, monkeypatch):
-    """Added to `wikipairs` (a copy of the group here), errors go through the group's handler."""
-    from wikipairs.cli import main
-
-    group = copy.copy(main)
-    group.commands = dict(main.commands, download=download_command)
+    """Errors go through the group's handler: one line, exit status 2."""
+    group = main
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     publish(server)
     runner = CliRunner()

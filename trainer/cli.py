@@ -7,7 +7,6 @@ Keras and TensorFlow are imported only when a run starts, so `--help` is fast.
 """
 from __future__ import annotations
 
-import json
 import os
 
 import click

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from importlib import resources
@@ -9,6 +10,8 @@ from importlib import resources
 import click
 
 from . import __version__, fileio
+from .download import DEFAULT_BASE_URL, FILE_SETS, MANIFEST as DOWNLOAD_MANIFEST, WIKI_NAME
+from .download import human_size, valid_date
 from .errors import WikipairsError
 
 EXIT_USAGE = 2
@@ -349,9 +352,58 @@ def verify(folder):
     click.echo(f"ok: {checked} files match {fileio.join(folder, 'manifest.json')}")
 
 
-from .download import download_command  # noqa: E402  (requests/tqdm load only when it runs)
+# ---- download (requests and tqdm load only when it runs) ----
 
-main.add_command(download_command)
+def _date_option(ctx, param, value: str) -> str:
+    if value != "latest" and not valid_date(value):
+        raise click.BadParameter(f"expected latest or YYYYMMDD, got {value!r}")
+    return value
+
+
+def _wiki_option(ctx, param, value: str) -> str:
+    if not WIKI_NAME.match(value):
+        raise click.BadParameter(f"expected a wiki database name like enwiki, got {value!r}")
+    return value
+
+
+def _base_url_option(ctx, param, value: str) -> str:
+    if not re.match(r"^https?://[^/]+", value):
+        raise click.BadParameter(f"expected an http:// or https:// URL, got {value!r}")
+    return value.rstrip("/")
+
+
+@main.command("download")
+@click.option("--wiki", required=True, callback=_wiki_option,
+              help="Wiki database name: enwiki, simplewiki, elwiki, ...")
+@click.option("--date", default="latest", show_default=True, callback=_date_option,
+              help="Dump run YYYYMMDD, or latest: the newest run whose files are done.")
+@click.option("--dest", required=True, type=click.Path(file_okay=False),
+              help="Folder for the files, their .part while downloading, and download.json.")
+@click.option("--files", "file_set", default="multistream", show_default=True,
+              type=click.Choice(FILE_SETS),
+              help="multistream: pages-articles-multistream.xml.bz2 and its index; "
+                   "articles: pages-articles.xml.bz2.")
+@click.option("--parts", is_flag=True,
+              help="The split parts (...1.xml-p1p41242.bz2, ...) instead of the recombined file.")
+@click.option("--base-url", default=DEFAULT_BASE_URL, show_default=True,
+              callback=_base_url_option, help="Dumps root: Wikimedia's, or a mirror's.")
+@click.option("--retries", default=5, show_default=True, type=click.IntRange(0),
+              help="Retries of a failed connection (backoff 1 s, 2 s, ... 30 s), resuming.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1),
+              help="Seconds to wait for a connection or for more data.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines.")
+def download(wiki, date, dest, file_set, parts, base_url, retries, timeout, quiet):
+    """Download a dump's pages-articles files, resumably, verified against dumpstatus.json."""
+    from .download import DownloadConfig, download as run_download
+
+    config = DownloadConfig(wiki=wiki, date=date, dest=dest, files=file_set, base_url=base_url,
+                            parts=parts, retries=retries, timeout=timeout, quiet=quiet)
+    result = run_download(config)
+    size = sum(f["size"] for f in result["files"])
+    click.echo(f"{result['wiki']} {result['date']} ({result['job']}): {len(result['files'])} "
+               f"files, {human_size(size)}: {len(result['downloaded'])} downloaded, "
+               f"{len(result['skipped'])} already complete")
+    click.echo(f"{'dest':<8}{os.path.abspath(dest)} ({DOWNLOAD_MANIFEST})")
 
 
 # The trainer's commands import TensorFlow/Keras/bm25s only when they run: a missing extra is a

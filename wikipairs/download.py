@@ -45,9 +45,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
-import click
 
-from . import __version__
+from . import __version__, fileio
 from .errors import WikipairsError
 
 DEFAULT_BASE_URL = "https://dumps.wikimedia.org"
@@ -60,7 +59,7 @@ CHUNK = 1 << 18  # bytes per read and write
 BACKOFF_FIRST = 1.0  # seconds before the first retry, doubled each time ...
 BACKOFF_MAX = 30.0  # ... up to this
 LATEST_CANDIDATES = 10  # newest runs whose dumpstatus.json `latest` reads at most
-_WIKI = re.compile(r"^[a-z][a-z0-9_]*$")  # enwiki, zh_yuewiki, enwiktionary, commonswiki
+WIKI_NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # enwiki, zh_yuewiki, enwiktionary, commonswiki
 _DATE = re.compile(r"^\d{8}$")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _RUN_LINK = re.compile(r"""href=["']?(?:\./)?(\d{8})/?["'>\s]""", re.IGNORECASE)
@@ -370,7 +369,8 @@ def _matches(hashes: _Hashes, file: RemoteFile) -> bool:
             and hashes.hexdigest(algorithm) == expected)
 
 
-def _human(n: int | None) -> str:
+def human_size(n: int | None) -> str:
+    """A byte count for people: 1.5 GiB."""
     if n is None:
         return "? bytes"
     size = float(n)
@@ -430,8 +430,8 @@ def fetch_file(client: _Client, file: RemoteFile, dest: str) -> tuple[str, str]:
         if offset and offset == file.size:
             client.echo(f"{file.name}: {file.name}.part is complete, verifying")
         else:
-            verb = f"resuming at {_human(offset)} of" if offset else "downloading"
-            client.echo(f"{file.name}: {verb} {_human(file.size)}")
+            verb = f"resuming at {human_size(offset)} of" if offset else "downloading"
+            client.echo(f"{file.name}: {verb} {human_size(file.size)}")
             _download_with_retries(client, file, part, hashes, progress)
     finally:
         progress.close()
@@ -471,7 +471,7 @@ def _download_with_retries(client: _Client, file: RemoteFile, part: str, hashes:
         if attempt > retries:
             tries = f" {_after(retries)}" if retries else ""
             raise NetworkError(f"{file.name}: download failed{tries}: {reason} (run again to "
-                               f"resume from {_human(hashes.length)})")
+                               f"resume from {human_size(hashes.length)})")
         delay = client.backoff(attempt)
         client.echo(f"{file.name}: {reason}; retry {attempt}/{retries} in {delay:g} s, "
                     f"from byte {hashes.length:,}")
@@ -600,10 +600,10 @@ def download(config: DownloadConfig) -> dict:
     Returns download.json's content plus "downloaded" and "skipped" (file names)."""
     if config.files not in JOBS:
         raise DownloadError(f"--files must be one of {', '.join(FILE_SETS)}, not {config.files!r}")
-    if not _WIKI.match(config.wiki):
+    if not WIKI_NAME.match(config.wiki):
         raise DownloadError(f"--wiki: expected a wiki database name like enwiki, "
                             f"not {config.wiki!r}")
-    if config.date != "latest" and not _valid_date(config.date):
+    if config.date != "latest" and not valid_date(config.date):
         raise DownloadError(f"--date: expected latest or YYYYMMDD, not {config.date!r}")
     if not re.match(r"^https?://[^/]+", config.base_url):
         raise DownloadError(f"--base-url: expected an http:// or https:// URL, "
@@ -626,7 +626,7 @@ def download(config: DownloadConfig) -> dict:
             raise DownloadError(f"cannot remove {manifest_path}: {e.strerror or e}") from None
         total = sum(f.size or 0 for f in run.files)
         client.echo(f"{run.wiki} {run.date}, job {run.job}: {len(run.files)} files, "
-                    f"{_human(total)}")
+                    f"{human_size(total)}")
         outcome = {"downloaded": [], "skipped": []}
         records = []
         for file in run.files:
@@ -645,18 +645,14 @@ def download(config: DownloadConfig) -> dict:
         "completed_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "wikipairs_version": __version__, "files": records,
     }
-    tmp = manifest_path + ".tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(manifest, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, manifest_path)
+        fileio.write_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
     except OSError as e:
         raise DownloadError(f"cannot write {manifest_path}: {e.strerror or e}") from None
     return {**manifest, **outcome}
 
 
-def _valid_date(value: str) -> bool:
+def valid_date(value: str) -> bool:
     if not _DATE.match(value):
         return False
     try:
@@ -666,90 +662,7 @@ def _valid_date(value: str) -> bool:
     return True
 
 
-# ---- the command --------------------------------------------------------------------------------
-
-def _one_line(message: str) -> str:
-    lines = str(message).strip().splitlines()
-    return f"wikipairs: error: {lines[0] if lines else 'failed'}"
-
-
-class _Command(click.Command):
-    """Run on its own (`download_command(args)`), errors are one line on stderr and exit status
-    2, as under the `wikipairs` group (which handles them itself when the command is added)."""
-
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        try:
-            result = super().main(args, prog_name or "wikipairs download", complete_var,
-                                  standalone_mode=False, **extra)
-        except click.UsageError as e:
-            hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-            click.echo(_one_line(e.format_message()) + hint, err=True)
-            sys.exit(e.exit_code)
-        except WikipairsError as e:
-            click.echo(_one_line(str(e)), err=True)
-            sys.exit(2)
-        except click.ClickException as e:
-            click.echo(_one_line(e.format_message()), err=True)
-            sys.exit(e.exit_code)
-        except click.exceptions.Abort:
-            click.echo("wikipairs: interrupted", err=True)
-            sys.exit(130)
-        sys.exit(result if isinstance(result, int) else 0)
-
-
-def _date_option(ctx, param, value: str) -> str:
-    if value != "latest" and not _valid_date(value):
-        raise click.BadParameter(f"expected latest or YYYYMMDD, got {value!r}")
-    return value
-
-
-def _wiki_option(ctx, param, value: str) -> str:
-    if not _WIKI.match(value):
-        raise click.BadParameter(f"expected a wiki database name like enwiki, got {value!r}")
-    return value
-
-
-def _base_url_option(ctx, param, value: str) -> str:
-    if not re.match(r"^https?://[^/]+", value):
-        raise click.BadParameter(f"expected an http:// or https:// URL, got {value!r}")
-    return value.rstrip("/")
-
-
-@click.command("download", cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--wiki", required=True, callback=_wiki_option,
-              help="Wiki database name: enwiki, simplewiki, elwiki, ...")
-@click.option("--date", default="latest", show_default=True, callback=_date_option,
-              help="Dump run YYYYMMDD, or latest: the newest run whose files are done.")
-@click.option("--dest", required=True, type=click.Path(file_okay=False),
-              help="Folder for the files, their .part while downloading, and download.json.")
-@click.option("--files", "file_set", default="multistream", show_default=True,
-              type=click.Choice(FILE_SETS),
-              help="multistream: pages-articles-multistream.xml.bz2 and its index; "
-                   "articles: pages-articles.xml.bz2.")
-@click.option("--parts", is_flag=True,
-              help="The split parts (...1.xml-p1p41242.bz2, ...) instead of the recombined file.")
-@click.option("--base-url", default=DEFAULT_BASE_URL, show_default=True,
-              callback=_base_url_option, help="Dumps root: Wikimedia's, or a mirror's.")
-@click.option("--retries", default=5, show_default=True, type=click.IntRange(0),
-              help="Retries of a failed connection (backoff 1 s, 2 s, ... 30 s), resuming.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1),
-              help="Seconds to wait for a connection or for more data.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines.")
-def download_command(wiki, date, dest, file_set, parts, base_url, retries, timeout, quiet):
-    """Download a dump's pages-articles files, resumably, verified against dumpstatus.json."""
-    config = DownloadConfig(wiki=wiki, date=date, dest=dest, files=file_set, base_url=base_url,
-                            parts=parts, retries=retries, timeout=timeout, quiet=quiet)
-    result = download(config)
-    size = sum(f["size"] for f in result["files"])
-    click.echo(f"{result['wiki']} {result['date']} ({result['job']}): {len(result['files'])} "
-               f"files, {_human(size)}: {len(result['downloaded'])} downloaded, "
-               f"{len(result['skipped'])} already complete")
-    click.echo(f"{'dest':<8}{os.path.abspath(dest)} ({MANIFEST})")
-
-
 __all__ = ["DownloadConfig", "DownloadError", "DumpNotFoundError", "DumpNotReadyError",
            "ChecksumError", "NetworkError", "RemoteFile", "DumpRun", "download",
-           "download_command", "fetch_file", "resolve_run", "run_dates", "choose_job",
+           "fetch_file", "valid_date", "WIKI_NAME", "human_size", "MANIFEST", "FILE_SETS", "resolve_run", "run_dates", "choose_job",
            "remote_files", "dumpstatus_url", "DEFAULT_BASE_URL"]

@@ -268,6 +268,9 @@ def read_text(path: str) -> str:
         return f.read().decode("utf-8")
 
 
+# Every file wikipairs writes appears whole or not at all: it is written under a temporary name
+# beside its final one and renamed when complete. These two are the only ways to do that.
+
 def write_atomic(path: str, data: bytes) -> None:
     """Write `data` under a temporary name, then rename it to `path`: `path` is never partial."""
     makedirs(os.path.dirname(path) or ".")
@@ -277,6 +280,21 @@ def write_atomic(path: str, data: bytes) -> None:
     rename(tmp, path)
 
 
+@contextlib.contextmanager
+def local_atomic(path: str, suffix: str = TMP_SUFFIX):
+    """For a library that writes a local file by name (Parquet, matplotlib): yields the
+    temporary name to write, renamed to `path` when the block ends; removed if it fails.
+    `suffix` keeps an extension a library reads the format from (".tmp.png")."""
+    tmp = path + suffix
+    try:
+        yield tmp
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    os.replace(tmp, path)
+
+
 __all__ = ["is_url", "open_read", "create", "exists", "isdir", "size", "glob", "listdir", "join",
            "relpath", "abspath", "makedirs", "check_writable", "rename", "remove", "rmtree",
-           "sha256", "arrow_input", "read_text", "write_atomic", "TMP_SUFFIX"]
+           "sha256", "arrow_input", "read_text", "write_atomic", "local_atomic", "TMP_SUFFIX"]

@@ -2,12 +2,10 @@
 
 A shard holds the pairs whose `pair_id` hash falls in it, sorted by pair_id, so its bytes depend
 only on the pairs, never on the runner or the number of workers. Each file is written under a
-temporary name and renamed; a small JSON note per shard (rows, checksums, token sums) lets the
-driver write stats.json and then manifest.json without reading the shards back.
+temporary name and renamed; closing a shard returns its note (rows, files with checksums, token
+sums), which the build driver keeps (pipelines/notes.py).
 """
 from __future__ import annotations
-
-import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,7 +18,6 @@ from .shards import TMP_SUFFIX, sha256_file, shard_name
 
 FORMATS = ("parquet", "tfrecord")
 SUFFIXES = {"parquet": ".parquet", "tfrecord": ".tfrecord.gz"}
-NOTES = ".shards"  # folder of per-shard notes; removed once the manifest is written
 
 
 def shard_of(pair_id: str, num_shards: int) -> int:
@@ -102,11 +99,8 @@ class ShardWriter:
             files.append({"path": fileio.relpath(path, self.output), "format": fmt,
                           "rows": self.pairs, "bytes": fileio.size(path),
                           "sha256": sha256_file(path)})
-        note = {"task": self.task, "shard": self.index, "of": self.count, "pairs": self.pairs,
+        return {"task": self.task, "shard": self.index, "of": self.count, "pairs": self.pairs,
                 "files": files, "query_tokens": self.query_tokens, "doc_tokens": self.doc_tokens}
-        fileio.write_atomic(fileio.join(self.output, NOTES, f"{self.task}-{self.index:05d}.json"),
-                            json.dumps(note).encode())
-        return note
 
 
 def write_shard(output: str, task: str, index: int, count: int, rows: list[dict],
@@ -118,11 +112,4 @@ def write_shard(output: str, task: str, index: int, count: int, rows: list[dict]
     return writer.close()
 
 
-def read_notes(output: str) -> list[dict]:
-    folder = fileio.join(output, NOTES)
-    return [json.loads(fileio.read_text(fileio.join(folder, name)))
-            for name in fileio.listdir(folder) if name.endswith(".json")]
-
-
-__all__ = ["FORMATS", "SUFFIXES", "NOTES", "ShardWriter", "shard_of", "pair_row", "write_shard",
-           "read_notes"]
+__all__ = ["FORMATS", "SUFFIXES", "ShardWriter", "shard_of", "pair_row", "write_shard"]

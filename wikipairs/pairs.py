@@ -289,7 +289,7 @@ class PairBuilder:
         `wlp_docs_per_page` by seeded hash; the result is sorted by document page id."""
         best: dict[int, WlpDoc] = {}
         for doc in docs:
-            if doc.page_id == query.page_id:
+            if is_self_link(query.title, doc):
                 self.counts["wlp_skipped_self_link"] += 1
                 continue
             old = best.get(doc.page_id)
@@ -372,6 +372,13 @@ def _unpack_doc(page_id, title, lang, section, passage, text, anchor, link_in_te
                   link_in_text, order, tokens)
 
 
+def is_self_link(query_title: str, doc: WlpDoc) -> bool:
+    """Whether the document's page is the query page itself (a page linking to itself, directly
+    or through a redirect): no WLP pair. Decided by title, which the keyed join of a Beam build
+    knows before it meets the query page (titles are unique within a wiki, as page ids are)."""
+    return doc.title == query_title
+
+
 def wlp_rank(config: PairConfig, query_title: str, doc_page_id: int) -> int:
     """The seeded hash that decides which documents a capped WLP query page keeps. Keyed by the
     query page's title, which the join knows before it meets the query page itself."""
@@ -431,4 +438,5 @@ def build_pairs_in_memory(articles: Iterable[Article], tasks: Iterable[str],
 
 __all__ = ["TASKS", "PairConfig", "PairBuilder", "Passage", "WlpQuery", "WlpDoc", "pack_passages",
            "lead_sentences", "approx_token_count", "truncator_for", "select_wlp_docs", "wlp_rank",
+           "is_self_link",
            "build_pairs_in_memory"]

@@ -3,7 +3,6 @@ pairs printed readably with their provenance. Reads only the build folder."""
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 from collections import Counter
 
@@ -83,10 +82,9 @@ def plot_stats(folder: str, tasks: list[str], path: str) -> None:
         ax.legend()
     fig.suptitle(fileio.abspath(folder))
     fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=100)
+    with fileio.local_atomic(path, suffix=".tmp.png") as tmp:
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 def pick_pairs(folder: str, task: str, n: int, seed: int) -> list[dict]:

@@ -105,9 +105,8 @@ class ParquetShards:
 
 
 def write_parquet(path: str, table: pa.Table) -> None:
-    tmp = path + TMP_SUFFIX
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    with fileio.local_atomic(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
 
 
 def write_json(path: str, data) -> None:

@@ -9,6 +9,8 @@ import os
 
 import click
 
+from wikipairs import fileio
+
 from .data import PAPER_TRAIN_PERCENTS, SPLITS, ReqaError
 
 HELP = {"help_option_names": ["-h", "--help"]}
@@ -147,10 +149,7 @@ def eval_command(model, data_dir, split, train_percent, seed, extra, bm25_text, 
                   if model == "bm25" else model))
     click.echo(format_table(results))
     if json_path:
-        tmp = json_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2)
-        os.replace(tmp, json_path)
+        fileio.write_atomic(json_path, json.dumps(report, indent=2).encode())
 
 
 @reqa.command(context_settings=HELP)

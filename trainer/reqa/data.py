@@ -330,9 +330,8 @@ def write_finetune_pairs(data: ReqaData, output: str, vocab: str, train_percent:
     """Write the training part as pair shards OUTPUT/reqa/part-00000-of-00001.{parquet,tfrecord.gz}
     (what `wikipairs train finetune --data OUTPUT` reads) and the validation part likewise under
     OUTPUT/valid/reqa/; OUTPUT/split.json records the split. Returns that record."""
-    import shutil
-
-    from wikipairs.pair_shards import NOTES, write_shard
+    from wikipairs import fileio
+    from wikipairs.pair_shards import write_shard
     from wikipairs.vocab import Tokenizer
 
     if not os.path.isfile(vocab):
@@ -348,12 +347,11 @@ def write_finetune_pairs(data: ReqaData, output: str, vocab: str, train_percent:
         part = data.select_questions(lambda i: of[texts[i]] == split)
         rows = finetune_rows(part, tokenizer, query_max, doc_max)
         note = write_shard(folder, FINETUNE_TASK, 0, 1, rows, tuple(formats), with_ids=True)
-        shutil.rmtree(os.path.join(folder, NOTES), ignore_errors=True)  # build-driver notes
         record["pairs"][split] = {"pairs": note["pairs"], "questions": part.num_questions,
                                   "files": [os.path.relpath(os.path.join(folder, f["path"]), output)
                                             for f in note["files"]]}
-    with open(os.path.join(output, "split.json"), "w", encoding="utf-8") as f:
-        json.dump(record, f, indent=2, sort_keys=True)
+    fileio.write_atomic(os.path.join(output, "split.json"),
+                        json.dumps(record, indent=2, sort_keys=True).encode())
     return record
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.records import Page, SiteInfo
+from wikipairs.sentences import SentenceSplitter
 from wikipairs.templates import RENDERERS, renderer_for, template_key
 from wikipairs.titles import TitleParser
 from wikipairs.wikitext import Cleaner
@@ -241,3 +242,59 @@ def test_template_key():
 ])
 def test_cleaner_renders_templates(cleaner, wikitext, expected):
     assert clean(cleaner, wikitext) == expected
+
+
+# ---- one Cleaner, many pages: it keeps no page's state ----------------------------------
+
+# Pages with links that only dropped templates and tables hold (hidden links, see
+# Cleaner._collect_hidden_links), a kept template and an unclosed one (counted).
+PAGES_WITH_HIDDEN_LINKS = [
+    Page(id=1, ns=0, title="Vell", text=(
+        "{{Infobox river|mouth=[[Severn]]|basin=[[Wales|Welsh]] hills}}The Vell is a [[river]] "
+        "of {{convert|12|km|mi}}. It runs through [[Wales]].\n\n{|\n| [[Cardiff]] || 12 km\n|}\n"
+        "It ends near [[Bristol]].")),
+    Page(id=2, ns=0, title="Severn", text=(
+        "{{Infobox river|source=[[Plynlimon]]}}The Severn is long. {{Navbox|[[Gloucester]] "
+        "[[Worcester]]}}It flows past [[Shrewsbury]].\n\n{{Unclosed|[[Tewkesbury]]")),
+]
+
+
+def _cleaned(cleaner: Cleaner, page: Page):
+    counts = Counter()
+    return cleaner.article(page, counts), counts
+
+
+@pytest.fixture(scope="module")
+def fresh_cleaner_results():
+    """title -> (article, counts) of each page, cleaned by a Cleaner of its own."""
+    splitter = SentenceSplitter.for_language("en", method="sentencex")
+    results = {p.title: _cleaned(Cleaner(TitleParser(SiteInfo()), splitter), p)
+               for p in PAGES_WITH_HIDDEN_LINKS}
+    for article, _ in results.values():  # each page has hidden links, the state at stake
+        assert article.links[-1].section == -1, article.links
+    return results
+
+
+def test_one_cleaner_cleans_pages_in_any_order_as_fresh_cleaners_do(fresh_cleaner_results):
+    shared = Cleaner(TitleParser(SiteInfo()), SentenceSplitter.for_language("en", method="sentencex"))
+    first, second = PAGES_WITH_HIDDEN_LINKS
+    for page in (first, second, first, second, second, first):
+        assert _cleaned(shared, page) == fresh_cleaner_results[page.title], page.title
+
+
+def test_a_page_cleaned_while_another_is_being_cleaned_keeps_its_own_links(fresh_cleaner_results):
+    """Re-entrant: the redirect lookup of the first page, at its first hidden link, cleans the
+    second page with the same Cleaner."""
+    first, second = PAGES_WITH_HIDDEN_LINKS
+    inner = {}
+
+    def resolve(title: str) -> str:
+        if not inner:
+            inner["started"] = True
+            inner["result"] = _cleaned(shared, second)
+        return title
+
+    shared = Cleaner(TitleParser(SiteInfo()), SentenceSplitter.for_language("en", method="sentencex"),
+                     resolve=resolve)
+    assert _cleaned(shared, first) == fresh_cleaner_results[first.title]
+    assert inner["result"] == fresh_cleaner_results[second.title]

@@ -107,8 +107,21 @@ class _Piece:
 
 
 @dataclass
+class _PageWork:
+    """What stripping one page gathers besides its text, handed down the template and table
+    rendering: the page's counts and the links of its dropped templates and tables. It lives for
+    one call, so that a Cleaner keeps no page's state."""
+    counts: Counter
+    hidden_links: list[Link] = field(default_factory=list)
+
+
+@dataclass
 class Cleaner:
-    """Turns a page's wikitext into sections of paragraphs and links, for one wiki."""
+    """Turns a page's wikitext into sections of paragraphs and links, for one wiki.
+
+    It holds only the wiki's configuration, read-only once built: what a page gathers while it
+    is cleaned (counts, hidden links) goes into a `_PageWork` of that call. One Cleaner may
+    therefore clean pages in any order, interleaved, and gives each the same Article."""
 
     titles: TitleParser
     splitter: SentenceSplitter | None  # None: only strip/render, no sentences
@@ -116,7 +129,6 @@ class Cleaner:
     resolve: callable = None  # title -> redirect-resolved title
 
     def __post_init__(self):
-        self._hidden_links: list[Link] = []  # links of the page being parsed that are not in text
         lang = self.titles.site.lang
         # -{...}- is markup only where MediaWiki converts between variants; elsewhere it is text.
         self._converts_variants = lang.split("-")[0] in VARIANT_LANGUAGES
@@ -129,8 +141,10 @@ class Cleaner:
             r"\[+(?=\[\[\s*:?\s*(?:%s)\s*:)" % names, re.I) if names else None
 
     # ---- stripping passes -------------------------------------------------------------------
-    def strip(self, text: str, counts: Counter) -> tuple[str, list[str]]:
-        """Wikitext without noise, templates, tables, files; plus the categories found."""
+    def strip(self, text: str, counts: Counter) -> tuple[str, list[str], list[Link]]:
+        """Wikitext without noise, templates, tables, files; plus the categories found and the
+        links of the dropped templates and tables (see `_collect_hidden_links`)."""
+        work = _PageWork(counts)
         text = _COMMENT.sub("", text)
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)
@@ -141,15 +155,15 @@ class Cleaner:
         if "[[[" in text and self._special_link is not None:  # "[[[[Image:x]]": one link
             text = self._brackets_before_special.sub("", text)
         text, categories = self.strip_special_links(text)
-        text = self.expand_templates(text, counts)
+        text = self.expand_templates(text, work)
         text = _MAGIC.sub("", text)
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)
         if "''" in text:
             text = _QUOTE_MARKUP.sub("", text)
-        return text, categories
+        return text, categories, work.hidden_links
 
-    def expand_templates(self, text: str, counts: Counter, depth: int = 0) -> str:
+    def expand_templates(self, text: str, work: _PageWork, depth: int = 0) -> str:
         """Replace each outermost {{template}} by its text (kept ones) or nothing; same for tables."""
         if "{" not in text:
             return text
@@ -164,48 +178,48 @@ class Cleaner:
                     kind, start = stack.pop()
                     if not stack:
                         out.append(text[last:start])
-                        out.append(self._render_template(text[start:end], counts, depth))
+                        out.append(self._render_template(text[start:end], work, depth))
                         last = end
             elif stack and stack[-1][0] == "table":
                 kind, start = stack.pop()
                 if not stack:
                     out.append(text[last:start])
-                    out.append(self._render_table(text[start:end], counts, depth))
+                    out.append(self._render_table(text[start:end], work, depth))
                     last = end
         if stack:  # unclosed: MediaWiki shows it as text; we drop the opening markup only
             start = stack[0][1]
             out.append(text[last:start])
             rest = text[start:]
             rest = rest.replace("{{", "", 1) if stack[0][0] == "t" else ""
-            counts["unclosed_template_or_table"] += 1
-            out.append(self.expand_templates(rest, counts, depth + 1) if depth < 20 else "")
+            work.counts["unclosed_template_or_table"] += 1
+            out.append(self.expand_templates(rest, work, depth + 1) if depth < 20 else "")
             return "".join(out)
         out.append(text[last:])
         return "".join(out)
 
-    def _render_template(self, source: str, counts: Counter, depth: int) -> str:
+    def _render_template(self, source: str, work: _PageWork, depth: int) -> str:
         name = source[2:].split("|", 1)[0].split("}}", 1)[0]
         renderer = renderer_for(name) if ":" not in name or name.lower().startswith("template:") \
             else None
         if renderer is None or depth > 20:
-            self._collect_hidden_links(source)
+            self._collect_hidden_links(source, work.hidden_links)
             return ""
-        counts["templates_kept"] += 1
+        work.counts["templates_kept"] += 1
         args = template_args(source)
         if args is None:
             return ""
         rendered = renderer(args)
-        return self.expand_templates(rendered, counts, depth + 1)
+        return self.expand_templates(rendered, work, depth + 1)
 
-    def _render_table(self, source: str, counts: Counter, depth: int) -> str:
-        counts["tables"] += 1
+    def _render_table(self, source: str, work: _PageWork, depth: int) -> str:
+        work.counts["tables"] += 1
         if not self.options.keep_tables:
-            self._collect_hidden_links(source)
+            self._collect_hidden_links(source, work.hidden_links)
             return "\n\n"
         rows, cells = [], []
         # Templates first: a cell's first "|" separates attributes only outside templates.
         body = source.split("\n", 1)[1] if "\n" in source else ""
-        body = self.expand_templates(body[: body.rfind("|}")], counts, depth + 1)
+        body = self.expand_templates(body[: body.rfind("|}")], work, depth + 1)
         for line in body.splitlines():
             line = line.strip()
             if line.startswith(("|-", "|}")):
@@ -225,9 +239,10 @@ class Cleaner:
             rows.append(" ; ".join(cells))
         return "\n\n" + "\n\n".join(rows) + "\n\n"
 
-    def _collect_hidden_links(self, source: str) -> None:
+    def _collect_hidden_links(self, source: str, hidden_links: list[Link]) -> None:
         """Links inside dropped templates (infoboxes) and tables are not in the text, but they are
-        in the page's link graph: keep them with no position (section, sentence... = -1)."""
+        in the page's link graph: append them to `hidden_links` with no position (section,
+        sentence... = -1)."""
         if "[[" not in source:
             return
         for m in _HIDDEN_LINK.finditer(source):
@@ -236,8 +251,8 @@ class Cleaner:
                 continue
             target = self.resolve(parsed.title) if self.resolve else parsed.title
             anchor = _unescape(m.group(2) if m.group(2) is not None else m.group(1)).strip()
-            self._hidden_links.append(Link(target=target, anchor=anchor, section=-1, paragraph=-1,
-                                           sentence=-1, start=-1, end=-1, raw_target=parsed.title))
+            hidden_links.append(Link(target=target, anchor=anchor, section=-1, paragraph=-1,
+                                     sentence=-1, start=-1, end=-1, raw_target=parsed.title))
 
     def strip_special_links(self, text: str) -> tuple[str, list[str]]:
         """Remove File/Image/Media links (captions too) and categories; return the categories.
@@ -453,16 +468,14 @@ class Cleaner:
 
     def plain_paragraphs(self, page: Page) -> list[str]:
         """Clean paragraph texts of a page, not split into sentences (to train Punkt on)."""
-        self._hidden_links = []
-        text, _ = self.strip(page.text, Counter())
+        text = self.strip(page.text, Counter())[0]
         return [_SPACES.sub(" ", "".join(p.text for p in self.render(paragraph))).strip()
                 for _, _, body in self.sections(text) for paragraph in self.paragraphs(body)]
 
     # ---- the article ---------------------------------------------------------------------
     def article(self, page: Page, counts: Counter | None = None) -> Article:
         counts = counts if counts is not None else Counter()
-        self._hidden_links: list[Link] = []
-        text, categories = self.strip(page.text, counts)
+        text, categories, hidden_links = self.strip(page.text, counts)
         article = Article(id=page.id, title=page.title, lang=self.titles.site.lang,
                           categories=categories)
         for heading, level, body in self.sections(text):
@@ -482,7 +495,7 @@ class Cleaner:
                 article.sections.append(section)
             else:
                 counts["empty_sections"] += 1
-        article.links.extend(self._hidden_links)
+        article.links.extend(hidden_links)
         return article
 
     def _sentences(self, pieces: list[_Piece]) -> tuple[list[str], list[Link]]:

@@ -1,7 +1,8 @@
-"""wikipairs.tfrecord: Example encoding and TFRecord files, with TensorFlow as the oracle.
+"""wikipairs.tfrecord: Example encoding and TFRecord files, with protobuf (tests/tfexample.py)
+and TensorFlow as the oracles.
 
 The TensorFlow tests are skipped where TensorFlow is not installed; the others (CRC, framing,
-corruption, determinism) never import it.
+corruption, determinism, RowEncoder against protobuf) never import it.
 """
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ import textwrap
 import numpy as np
 import pytest
 
+from tfexample import crc32c_reference, decode_example, encode_example, encode_typed_example
 from wikipairs import tfrecord
-from wikipairs.tfrecord import (TFRecordWriter, crc32c, decode_example, encode_example,
-                                frame_record, frame_records, read_tfrecords)
+from wikipairs.tfrecord import (RowEncoder, TFRecordWriter, crc32c, frame_record, frame_records,
+                                read_tfrecords)
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
 
 # One record per row: every kind, non-ASCII text, int64 extremes, empty lists.
 ROWS = [
@@ -57,44 +61,46 @@ def _write(records: list[bytes], compression: str | None) -> bytes:
     return buf.getvalue()
 
 
-@pytest.fixture(params=["native", "numpy"])
-def backend(request, monkeypatch):
-    """Runs a test with the C CRC32C (if installed) and with the NumPy fallback."""
-    if request.param == "numpy":
-        monkeypatch.setattr(tfrecord, "_NATIVE", None)
-    elif tfrecord._NATIVE is None:
-        pytest.skip("no C crc32c (google-crc32c / crcmod) installed")
-    return request.param
-
-
 # ------------------------------------------------------------------ without TensorFlow
 
-def test_crc32c_known_values_and_backends_agree(monkeypatch):
-    assert crc32c(b"123456789") == 0xE3069283
-    assert crc32c(b"") == 0
+def test_crc32c_known_values():
+    # The check value of CRC-32C and the test vectors of RFC 3720 (iSCSI), appendix B.4.
+    vectors = {b"123456789": 0xE3069283, b"": 0, bytes(32): 0x8A9136AA,
+               b"\xff" * 32: 0x62A8AB43, bytes(range(32)): 0x46DD794E,
+               bytes(range(31, -1, -1)): 0x113FDB5C}
+    for data, expected in vectors.items():
+        assert crc32c_reference(data) == expected, data
+        assert crc32c(data) == expected, data
+    assert crc32c(bytearray(b"123456789")) == crc32c(memoryview(b"123456789")) == 0xE3069283
     rng = random.Random(0)
     sizes = [0, 1, 3, 4, 5, 59, 60, 61, 124, 125, 255, 256, 257, 1000, 5000, 70000]
     buffers = [rng.randbytes(n) for n in sizes * 2]
-    expected = [tfrecord._crc32c_python(b) for b in buffers]
-    assert tfrecord._numpy_crc().many(buffers) == expected
-    assert tfrecord.crc32c_many(buffers) == expected
-    monkeypatch.setattr(tfrecord, "_NATIVE", None)
-    assert [crc32c(b) for b in buffers] == expected
+    assert [crc32c(b) for b in buffers] == [crc32c_reference(b) for b in buffers]
 
 
-def test_frame_record_layout(backend):
+def _masked_reference(data: bytes) -> bytes:
+    crc = crc32c_reference(data)
+    return ((((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def test_frame_record_layout():
     data = b"hello"
     framed = frame_record(data)
     assert len(framed) == len(data) + 16
     assert framed[:8] == (5).to_bytes(8, "little")
     assert framed[8:12] == tfrecord.masked_crc32c(framed[:8]).to_bytes(4, "little")
+    assert framed[8:12] == _masked_reference(framed[:8])
     assert framed[12:17] == data
     assert framed[17:] == tfrecord.masked_crc32c(data).to_bytes(4, "little")
+    assert framed[17:] == _masked_reference(data)
     assert frame_records([data, b"", data]) == framed + frame_record(b"") + framed
+    for n in (0, 1, 300, 1 << 20, 1 << 40):  # the cached length headers
+        header = tfrecord._header(n)
+        assert header == n.to_bytes(8, "little") + _masked_reference(n.to_bytes(8, "little"))
 
 
 @pytest.mark.parametrize("compression", ["gzip", None])
-def test_roundtrip_without_tensorflow(backend, compression):
+def test_roundtrip_without_tensorflow(compression):
     records = [encode_example(row) for row in ROWS] + [b"", os.urandom(100_000)]
     blob = _write(records, compression)
     assert (blob[:2] == b"\x1f\x8b") == (compression == "gzip")
@@ -113,11 +119,11 @@ def test_gzip_output_is_deterministic(tmp_path):
     assert len(digests) == 1
     header = (tmp_path / "a.tfrecord.gz").read_bytes()[:10]
     assert header[3] & 0x08 == 0 and header[4:8] == b"\0\0\0\0"  # no FNAME, mtime 0
-    # Feature order does not matter: keys are serialized sorted.
+    # Feature order does not matter: keys are serialized in protobuf's map order.
     assert encode_example(dict(reversed(list(ROWS[0].items())))) == encode_example(ROWS[0])
 
 
-def test_corruption_is_detected(backend, tmp_path):
+def test_corruption_is_detected(tmp_path):
     records = [encode_example(row) for row in ROWS]
     blob = bytearray(_write(records, None))
     second = len(records[0]) + 16
@@ -149,8 +155,17 @@ def test_bad_feature_values():
 
 
 def test_no_tensorflow_import():
-    code = ("import sys, wikipairs.tfrecord as t; t.encode_example({'a': 1}); "
-            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
+    """Writing and reading shards needs neither TensorFlow nor protobuf."""
+    code = textwrap.dedent("""
+        import io, sys
+        import wikipairs.tfrecord as t
+        buf = io.BytesIO()
+        with t.TFRecordWriter(buf) as writer:
+            writer.write(t.RowEncoder({"a": ("int64", False)}).encode({"a": 1}))
+        assert len(list(t.read_tfrecords(io.BytesIO(buf.getvalue())))) == 1
+        assert "tensorflow" not in sys.modules, "tensorflow imported"
+        assert "google.protobuf" not in sys.modules, "protobuf imported"
+    """)
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -200,7 +215,7 @@ def _parsed_values(tf, parsed: dict) -> dict[str, list]:
 
 
 @pytest.mark.parametrize("compression", ["gzip", None])
-def test_tensorflow_reads_our_files(tf, backend, tmp_path, compression):
+def test_tensorflow_reads_our_files(tf, tmp_path, compression):
     path = tmp_path / "pairs.tfrecord"
     with open(path, "wb") as f, TFRecordWriter(f, compression=compression) as writer:
         for row in ROWS:
@@ -219,7 +234,7 @@ def test_tensorflow_reads_our_files(tf, backend, tmp_path, compression):
 
 
 @pytest.mark.parametrize("compression", ["GZIP", ""])
-def test_we_read_tensorflow_files(tf, backend, tmp_path, compression):
+def test_we_read_tensorflow_files(tf, tmp_path, compression):
     path = str(tmp_path / "tf.tfrecord")
     records = [_tf_example(tf, row).SerializeToString() for row in ROWS] + [b""]
     with tf.io.TFRecordWriter(path, options=tf.io.TFRecordOptions(compression_type=compression)
@@ -252,7 +267,7 @@ def test_tensorflow_imported_first():
     pytest.importorskip("tensorflow")
     code = textwrap.dedent("""
         import tensorflow as tf
-        from wikipairs.tfrecord import Example, encode_example
+        from tfexample import Example, encode_example
         data = encode_example({"a": [1, 2], "b": "x"})
         parsed = tf.io.parse_single_example(data, {"a": tf.io.VarLenFeature(tf.int64),
                                                    "b": tf.io.FixedLenFeature([], tf.string)})
@@ -261,12 +276,12 @@ def test_tensorflow_imported_first():
         assert Example.FromString(tf.train.Example.FromString(data).SerializeToString()) \\
             == Example.FromString(data)
     """)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+               PYTHONPATH=os.pathsep.join(filter(None, [TESTS, os.environ.get("PYTHONPATH")])))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 
 def test_typed_encoding_equals_checked_encoding():
-    from wikipairs.tfrecord import encode_example, encode_typed_example
     typed = {"s": ("bytes", ["Ωμέγα".encode(), b""]), "i": ("int64", [1, -2, 2**40]),
              "f": ("float", [0.5]), "empty": ("int64", []), "b": ("int64", [1])}
     plain = {k: v for k, (_, v) in typed.items()}
@@ -277,10 +292,7 @@ def test_row_encoder_is_byte_identical_to_protobuf():
     """RowEncoder writes the wire format itself: the same bytes as protobuf's deterministic
     serialization, for every field kind, empty lists, negative and large ints, repeats (its
     cache) and unicode; and for the pair schema's real rows."""
-    import random
-
     from wikipairs.schemas import example_kinds, example_values, pair_fields
-    from wikipairs.tfrecord import RowEncoder, encode_typed_example
 
     kinds = {"query": ("bytes", False), "ids": ("int64", True), "n": ("int64", False),
              "flag": ("int64", False), "w": ("float", True), "tags": ("bytes", True),
@@ -308,3 +320,62 @@ def test_row_encoder_is_byte_identical_to_protobuf():
            "doc_text": "text " * 100, "anchor": "", "query_in_doc": False, "link_in_doc": True,
            "query_tokens": 5, "doc_tokens": 300, "query_ids": [1, 5, 2], "doc_ids": []}
     assert pair_encoder.encode(row) == encode_typed_example(example_values(fields, row))
+
+
+def _wire_names(data: bytes) -> list[str]:
+    """The feature names of a serialized Example, in the order its map entries are written."""
+    def varint(at):
+        value = shift = 0
+        while True:
+            value |= (data[at] & 0x7F) << shift
+            at += 1
+            if data[at - 1] < 0x80:
+                return value, at
+            shift += 7
+    names, (_, at) = [], varint(1)
+    while at < len(data):
+        size, start = varint(at + 1)  # an entry of Features.feature
+        key_size, key_start = varint(start + 1)
+        names.append(data[key_start:key_start + key_size].decode("utf-8"))
+        at = start + size
+    return names
+
+
+# Names whose map order is not the naive one: case, non-ASCII (UTF-8 bytes, not UTF-16 units:
+# U+FFFF before U+1F642), digits, and names that are prefixes of others, which protobuf (upb)
+# writes after them ("query_ids" before "query", "日本" before "日", "" last).
+ODD_NAMES = ["query", "query_ids", "Query", "QUERY", "a", "ab", "B", "b", "é", "e", "E", "Ä",
+             "z", "日本", "日", "本", "🙂", "\uffff", "ｱ", "10", "9", "_", "", "a b", "doc", "doc_ids"]
+
+
+def test_row_encoder_map_order_matches_protobuf():
+    """RowEncoder's fixed map order (tfrecord._map_key) is protobuf's: byte-identical to the
+    oracle for names in any input order, and written in the order spelled out here."""
+    expected = ["10", "9", "B", "E", "QUERY", "Query", "_", "a b", "ab", "a", "b", "doc_ids",
+                "doc", "e", "query_ids", "query", "z", "Ä", "é", "日本", "日", "本", "ｱ", "\uffff",
+                "🙂", ""]
+    assert sorted(expected) == sorted(ODD_NAMES)
+    kinds_cycle = ["bytes", "int64", "float"]
+    values = {"bytes": ["x", "ÿ"], "int64": [3, -1], "float": [0.5, 2.0]}
+    rng = random.Random(5)
+    for _ in range(20):
+        names = ODD_NAMES[:]
+        rng.shuffle(names)
+        kinds = {n: (kinds_cycle[ODD_NAMES.index(n) % 3], ODD_NAMES.index(n) % 2 == 0)
+                 for n in names}
+        row = {n: values[kind] if is_list else values[kind][0]
+               for n, (kind, is_list) in kinds.items()}
+        rng.shuffle(names)
+        typed = {n: (kinds[n][0], [v.encode() if isinstance(v, str) else v
+                                   for v in (row[n] if kinds[n][1] else [row[n]])])
+                 for n in names}
+        oracle = encode_typed_example(typed)
+        assert _wire_names(oracle) == expected
+        assert RowEncoder(kinds).encode(row) == oracle
+    # Every pair of names, each inserted first once: the pairwise order is protobuf's too.
+    for a in ODD_NAMES:
+        for b in ODD_NAMES:
+            if a != b:
+                kinds = {a: ("int64", False), b: ("bytes", True)}
+                oracle = encode_typed_example({b: ("bytes", [b"v"]), a: ("int64", [1])})
+                assert RowEncoder(kinds).encode({a: 1, b: ["v"]}) == oracle, (a, b)

@@ -28,8 +28,9 @@ from conftest import (NLTK_DATA, REPO, assert_one_line_error, cli_command,  # no
 
 from wikipairs.errors import WikipairsError  # noqa: E402
 from wikipairs.trainer import data  # noqa: E402
-from wikipairs.trainer.train import (TrainConfig, TrainError, eval_batches,  # noqa: E402
-                                     in_batch_accuracy, latest_checkpoint, load_model, pretrain)
+from wikipairs.trainer.checkpoints import latest_checkpoint  # noqa: E402
+from wikipairs.trainer.evaluation import eval_batches, in_batch_accuracy  # noqa: E402
+from wikipairs.trainer.train import TrainConfig, TrainError, load_model, pretrain  # noqa: E402
 
 GENSIM = "enwiki-sample-gensim.xml.bz2"
 SHORT = {"max_query_len": 32, "max_doc_len": 96}  # the tests' sequence lengths

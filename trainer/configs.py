@@ -95,11 +95,7 @@ class ModelConfig:
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
         """Inverse of `to_dict`; unknown keys are an error (a config from a newer version)."""
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - fields)
-        if unknown:
-            raise ValueError(f"unknown ModelConfig fields: {', '.join(unknown)}")
-        return cls(**data)
+        return from_known_fields(cls, data, "unknown ModelConfig fields", ValueError)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
@@ -133,3 +129,12 @@ def get_config(config: "ModelConfig | str | dict") -> ModelConfig:
     if isinstance(config, dict):
         return ModelConfig.from_dict(config)
     raise TypeError(f"cannot make a ModelConfig from {type(config).__name__}")
+
+
+def from_known_fields(cls, values: dict, what: str, error: type[Exception]):
+    """`cls(**values)` for a dataclass, raising `error` ("WHAT: a, b") on names it lacks (a
+    file written by a newer version)."""
+    unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
+    if unknown:
+        raise error(f"{what}: {', '.join(unknown)}")
+    return cls(**values)

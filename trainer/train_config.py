@@ -1,0 +1,167 @@
+"""The settings of a training run: `TrainConfig` (defaults per mode, validation, JSON loading)
+and `TrainError`, the error of a run that cannot start. Imports neither Keras nor TensorFlow."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+from wikipairs.errors import WikipairsError
+
+from . import data as data_lib
+from .configs import from_known_fields
+
+MODES = ("pretrain", "finetune")
+OBJECTIVES = ("two-tower", "mlm")
+# the paper's settings (Chang et al. 2020, section 4)
+MODE_DEFAULTS = {
+    "pretrain": dict(learning_rate=1e-4, batch_size=8192, steps=100_000),
+    "finetune": dict(learning_rate=5e-5, batch_size=512, steps=2_000),
+}
+
+
+class TrainError(WikipairsError):
+    """A training run that cannot start: bad settings, a missing checkpoint or vocabulary."""
+
+
+@dataclass
+class TrainConfig:
+    """Settings of one run. None means: the mode's default (`MODE_DEFAULTS`) or, for tasks, every
+    task found in the data folders.
+
+    data: folders of pair shards (DIR/<task>/part-*), several allowed.
+    output: run folder (checkpoints, logs and the final model).
+    model: a named ModelConfig (tiny, small, base, bow) or a model_config.json path;
+        model_overrides: ModelConfig fields to change (e.g. {"max_doc_len": 128}).
+        finetune: the model comes from `init` (its model_config.json), overrides still apply.
+    objective: "two-tower" or "mlm" (pretrain only).
+    tasks / task_weights: tasks to mix and their weights (uniform when None).
+    warmup_fraction: share of the steps with a linear warm-up; then linear decay to 0.
+    temperature: overrides the model config's softmax temperature.
+    checkpoint_every / log_every: in steps. eval_percent: held-out share (by pair_id hash).
+    eval_batches / eval_batch_size: held-out in-batch accuracy at the end (0: none).
+    mixed_precision: "mixed_bfloat16" compute. tpu: TPU name or address (TPUStrategy).
+    init: finetune: the run folder of a pre-trained model. vocab: the SentencePiece model
+        (default: the init run's copy, else the shard folder's manifest).
+    data_format: "auto" (TFRecord on TensorFlow, Parquet on JAX), "tfrecord" or "parquet".
+    jit_compile: "auto" (Keras decides), True or False. run_eagerly: debugging only.
+    """
+
+    data: list[str] = field(default_factory=list)
+    output: str = ""
+    mode: str = "pretrain"
+    objective: str = "two-tower"
+    model: str = "base"
+    model_overrides: dict = field(default_factory=dict)
+    tasks: list[str] | None = None
+    task_weights: list[float] | None = None
+    batch_size: int | None = None
+    steps: int | None = None
+    learning_rate: float | None = None
+    warmup_fraction: float = 0.1
+    weight_decay: float = 0.01
+    temperature: float | None = None
+    seed: int = 0
+    checkpoint_every: int = 1000
+    log_every: int = 100
+    eval_percent: int = data_lib.EVAL_PERCENT
+    eval_batches: int = 10
+    eval_batch_size: int = 32
+    shuffle_buffer: int = 10_000
+    mask_rate: float = 0.15
+    mixed_precision: bool = False
+    tpu: str | None = None
+    init: str | None = None
+    vocab: str | None = None
+    data_format: str = "auto"
+    jit_compile: str | bool = "auto"
+    run_eagerly: bool = False
+    steps_per_execution: int = 1
+    tensorboard: bool = True
+    quiet: bool = False
+
+    def resolved(self) -> "TrainConfig":
+        """A copy with the mode's defaults filled in; TrainError on a bad value."""
+        if self.mode not in MODES:
+            raise TrainError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        filled = {k: v for k, v in MODE_DEFAULTS[self.mode].items() if getattr(self, k) is None}
+        c = dataclasses.replace(self, **filled)
+        c.data = [os.fspath(d) for d in ([c.data] if isinstance(c.data, (str, os.PathLike))
+                                          else c.data)]
+        if c.tasks is not None:
+            c.tasks = list(c.tasks)
+        if c.task_weights is not None:
+            c.task_weights = [float(w) for w in c.task_weights]
+        _check(c)
+        return c
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "TrainConfig":
+        return from_known_fields(cls, values, "unknown training settings", TrainError)
+
+    @classmethod
+    def from_json_file(cls, path: str, **overrides) -> "TrainConfig":
+        """Settings from a JSON file (TrainConfig field names; `model_config` is accepted as a
+        synonym of model_overrides), then `overrides` (those not None) on top."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                values = json.load(f)
+        except OSError as e:
+            raise TrainError(f"{path}: cannot read the config file ({e.strerror})") from None
+        except ValueError as e:
+            raise TrainError(f"{path}: not valid JSON ({e})") from None
+        if not isinstance(values, dict):
+            raise TrainError(f"{path}: expected a JSON object of training settings")
+        if "model_config" in values:
+            values["model_overrides"] = {**values.pop("model_config"),
+                                         **values.get("model_overrides", {})}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.from_dict(values)
+
+
+def _check(c: TrainConfig) -> None:
+    def bad(message):
+        raise TrainError(message)
+
+    if not c.data:
+        bad("no training data folder given (--data DIR)")
+    if not c.output:
+        bad("no output folder given (--output DIR)")
+    if c.objective not in OBJECTIVES:
+        bad(f"objective must be one of {', '.join(OBJECTIVES)}, not {c.objective!r}")
+    if c.objective == "mlm" and c.mode != "pretrain":
+        bad("the mlm objective is a pre-training objective (use `train pretrain --objective mlm`)")
+    if c.mode == "finetune" and not c.init:
+        bad("finetune needs a pre-trained model: --init DIR (a `train pretrain` output folder)")
+    for name in ("batch_size", "steps", "checkpoint_every", "log_every", "steps_per_execution",
+                 "eval_batch_size"):
+        if not isinstance(getattr(c, name), int) or getattr(c, name) < 1:
+            bad(f"{name.replace('_', ' ')} must be a positive integer, not {getattr(c, name)!r}")
+    if c.eval_batches < 0:
+        bad(f"eval batches must be >= 0, not {c.eval_batches}")
+    if not (c.learning_rate > 0 and math.isfinite(c.learning_rate)):
+        bad(f"learning rate must be > 0, not {c.learning_rate}")
+    if not 0 <= c.warmup_fraction < 1:
+        bad(f"warm-up fraction must be in [0, 1), not {c.warmup_fraction}")
+    if c.weight_decay < 0:
+        bad(f"weight decay must be >= 0, not {c.weight_decay}")
+    if c.temperature is not None and not c.temperature > 0:
+        bad(f"temperature must be > 0, not {c.temperature}")
+    if not 0 < c.mask_rate < 1:
+        bad(f"mask rate must be in (0, 1), not {c.mask_rate}")
+    if c.data_format not in ("auto", *data_lib.FORMATS):
+        bad(f"data format must be auto, tfrecord or parquet, not {c.data_format!r}")
+    if not 0 <= c.eval_percent < 100:
+        bad(f"eval percent must be in [0, 100), not {c.eval_percent}")
+    if c.jit_compile not in ("auto", True, False):
+        bad(f"jit_compile must be auto, true or false, not {c.jit_compile!r}")
+    if c.task_weights is not None and c.tasks is None:
+        bad("task weights need the tasks they weigh (--tasks)")
+    if c.task_weights is not None:
+        data_lib.task_weights(c.tasks, c.task_weights)  # DataError on bad weights
+

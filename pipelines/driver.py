@@ -29,6 +29,7 @@ from wikipairs.errors import WikipairsError
 from wikipairs.pair_shards import FORMATS
 from wikipairs.pairs import TASKS, PairConfig
 from wikipairs.parse import ParseConfig, training_text
+from wikipairs.progress import LineWriter, ProgressLines
 from wikipairs.sentences import SentenceSplitter
 from wikipairs.shards import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_output, sha256_file,
                               write_json)
@@ -257,30 +258,20 @@ def _stderr_to(path: str | None):
 
 @contextlib.contextmanager
 def _progress_lines(folder: str | None, fd: int, runner: str, every: float = 5.0):
-    """Every `every` seconds, a line on `fd`: pages parsed, pages/s, pairs written so far (ICT and
-    BFS; WLP pairs come after the join), summed over the splits' progress notes."""
+    """Progress lines on `fd` while the pipeline runs (when: wikipairs.progress): pages parsed,
+    pages/s, pairs written so far (ICT and BFS; WLP pairs come after the join), summed over the
+    splits' progress notes. A thread of its own, since the runner blocks this one."""
     if folder is None:
         yield
         return
-    stop, start = threading.Event(), time.monotonic()
+    stop, lines = threading.Event(), ProgressLines(LineWriter.to_fd(fd), every)
 
     def report():
         while True:
-            last = stop.wait(every)
-            pages, pairs = 0, Counter()
-            for name in (os.listdir(folder) if os.path.isdir(folder) else []):
-                try:
-                    with open(os.path.join(folder, name)) as f:
-                        note = json.load(f)
-                except (OSError, ValueError):
-                    continue
-                pages += note["pages"]
-                pairs.update(note["pairs"])
-            rate = pages / (time.monotonic() - start)
-            done = ", ".join(f"{t.upper()} {n:,}" for t, n in sorted(pairs.items()))
-            os.write(fd, f"  {pages:,} pages parsed ({rate:,.0f}/s), pairs written: "
-                         f"{done or 'none yet'}\n".encode())
-            if last:  # a final line when the run ends
+            last = stop.wait(lines.throttle.seconds_left())
+            pages, pairs = _summed_progress_notes(folder)
+            lines.report(pages, lambda rate: _progress_line(pages, rate, pairs), final=last)
+            if last:  # the final line is written: the run has ended
                 return
 
     thread = threading.Thread(target=report, daemon=True)
@@ -290,6 +281,26 @@ def _progress_lines(folder: str | None, fd: int, runner: str, every: float = 5.0
     finally:
         stop.set()
         thread.join()
+
+
+def _summed_progress_notes(folder: str) -> tuple[int, Counter]:
+    """Pages read and pairs written per task, summed over the splits' notes
+    (transforms.SplitProgress)."""
+    pages, pairs = 0, Counter()
+    for name in (os.listdir(folder) if os.path.isdir(folder) else []):
+        try:
+            with open(os.path.join(folder, name)) as f:
+                note = json.load(f)
+        except (OSError, ValueError):
+            continue
+        pages += note["pages"]
+        pairs.update(note["pairs"])
+    return pages, pairs
+
+
+def _progress_line(pages: int, rate: float, pairs: Counter) -> str:
+    done = ", ".join(f"{t.upper()} {n:,}" for t, n in sorted(pairs.items()))
+    return f"  {pages:,} pages parsed ({rate:,.0f}/s), pairs written: {done or 'none yet'}"
 
 
 def _counters(result) -> dict[str, int]:

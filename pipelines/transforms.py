@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections import Counter
 
 import apache_beam as beam
@@ -24,6 +23,7 @@ from wikipairs.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
                              wlp_rank)
 from wikipairs.parse import ParseConfig, parse_page
+from wikipairs.progress import Throttle
 from wikipairs.records import Redirect
 from wikipairs.redirects import MAX_DEPTH, RedirectMap
 from wikipairs.splits import index_titles, prepare_file, read_split
@@ -44,19 +44,17 @@ def flush_counts(counts: Counter) -> None:
 
 
 class SplitProgress:
-    """Pages and pairs done in one split, noted in a small JSON file every few seconds, which
-    the local driver sums into progress lines (Beam's DirectRunner reports metrics only at the
-    end). A no-op without a folder."""
+    """Pages and pairs done in one split, noted in a small JSON file every few seconds
+    (wikipairs.progress.Throttle), which the local driver sums into progress lines (Beam's
+    DirectRunner reports metrics only at the end). A no-op without a folder."""
 
     def __init__(self, folder: str | None, index: int, every: float = 2.0):
         self.path = os.path.join(folder, f"{index:05d}.json") if folder else None
-        self.every, self.last, self.pages = every, 0.0, 0
+        self.throttle, self.pages = Throttle(every), 0
 
     def update(self, pairs: dict, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.path is None or (not force and now - self.last < self.every):
+        if self.path is None or not self.throttle.due(force):
             return
-        self.last = now
         fileio.write_atomic(self.path, json.dumps({"pages": self.pages, "pairs": pairs}).encode())
 
 

@@ -10,8 +10,6 @@ that the second pass reads.
 from __future__ import annotations
 
 import os
-import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -21,6 +19,7 @@ import pyarrow as pa
 from . import __version__
 from .dump import DumpFile, expand_inputs
 from .filters import skip_reason
+from .progress import ProgressLines
 from .records import Article, Page, Redirect
 from .redirects import RedirectMap
 from .sentences import TRAINING_CHARS, SentenceSplitter
@@ -60,20 +59,16 @@ def article_row(article: Article) -> dict:
 
 
 class Progress:
-    """A line on stderr every few seconds: pages read, articles, rate."""
+    """parse's progress lines on stderr: pages read, articles, pages/s (the rule of when:
+    wikipairs.progress)."""
 
     def __init__(self, quiet: bool, every: float = 5.0):
-        self.quiet, self.every = quiet, every
-        self.start = self.last = time.monotonic()
+        self.lines = ProgressLines(every=every, quiet=quiet)
 
-    def tick(self, counts: Counter, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.quiet or (not force and now - self.last < self.every):
-            return
-        self.last = now
-        rate = counts["pages_read"] / max(now - self.start, 1e-9)
-        print(f"  {counts['pages_read']:,} pages read, {counts['articles']:,} articles, "
-              f"{rate:,.0f} pages/s", file=sys.stderr)
+    def tick(self, counts: Counter, final: bool = False) -> None:
+        self.lines.report(counts["pages_read"], lambda rate: (
+            f"  {counts['pages_read']:,} pages read, {counts['articles']:,} articles, "
+            f"{rate:,.0f} pages/s"), final)
 
 
 class TrainingText:
@@ -169,6 +164,7 @@ def parse_dump(config: ParseConfig) -> dict:
     for article in iter_articles(config, counts, info):
         articles.write(article_row(article))
         progress.tick(counts)
+    progress.tick(counts, final=True)
     shards = articles.close()
     redirects = info["redirects"]
     redirect_path = os.path.join(config.output, "redirects.parquet")

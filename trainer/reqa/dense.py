@@ -14,11 +14,11 @@ backend="faiss" (only if faiss is installed) it uses an exact flat inner-product
 from __future__ import annotations
 
 import os
-import sys
-import time
 from collections.abc import Iterator
 
 import numpy as np
+
+from wikipairs.progress import InPlaceLineWriter, ProgressLines
 
 from .data import ReqaError
 
@@ -26,13 +26,17 @@ QUERY_SIGNATURE = "query_encoder"
 RESPONSE_SIGNATURE = "response_encoder"
 
 
-def _progress(label: str, done: int, total: int, started: float, quiet: bool, final=False):
-    if quiet or not (final or sys.stderr.isatty()):  # a log file gets the final line only
-        return
-    rate = done / max(time.time() - started, 1e-9)
-    end = "\n" if final else "\r"
-    print(f"reqa: {label}: {done:,}/{total:,} ({rate:,.0f}/s)", end=end, file=sys.stderr,
-          flush=True)
+class _EncodingProgress:
+    """Encoding progress on stderr, "reqa: <label>: done/total (rate/s)", in place on a terminal
+    (the rule of when: wikipairs.progress; a log file gets the final line only)."""
+
+    def __init__(self, label: str, total: int, quiet: bool, every: float = 0.5):
+        self.label, self.total = label, total
+        self.lines = ProgressLines(InPlaceLineWriter(), every, quiet)
+
+    def update(self, done: int, final: bool = False) -> None:
+        self.lines.report(done, lambda rate: (
+            f"reqa: {self.label}: {done:,}/{self.total:,} ({rate:,.0f}/s)"), final)
 
 
 class SavedModelEncoder:
@@ -77,26 +81,25 @@ class SavedModelEncoder:
 
     def encode_queries(self, texts: list[str], batch_size: int = 256, quiet: bool = True
                        ) -> np.ndarray:
-        tf, parts, started = self._tf, [], time.time()
+        tf, parts = self._tf, []
+        progress = _EncodingProgress("questions encoded", len(texts), quiet)
         for i in range(0, len(texts), batch_size):
             batch = tf.constant(list(texts[i:i + batch_size]), dtype=tf.string)
             parts.append(self._outputs(self.query_fn(input=batch), QUERY_SIGNATURE))
-            _progress("questions encoded", min(i + batch_size, len(texts)), len(texts), started,
-                      quiet)
-        _progress("questions encoded", len(texts), len(texts), started, quiet, final=True)
+            progress.update(min(i + batch_size, len(texts)))
+        progress.update(len(texts), final=True)
         return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
     def encode_candidates(self, sentences: list[str], passages: list[str], batch_size: int = 128,
                           quiet: bool = True) -> np.ndarray:
-        tf, parts, started = self._tf, [], time.time()
+        tf, parts = self._tf, []
+        progress = _EncodingProgress("candidates encoded", len(sentences), quiet)
         for i in range(0, len(sentences), batch_size):
             s = tf.constant(list(sentences[i:i + batch_size]), dtype=tf.string)
             c = tf.constant(list(passages[i:i + batch_size]), dtype=tf.string)
             parts.append(self._outputs(self.response_fn(input=s, context=c), RESPONSE_SIGNATURE))
-            _progress("candidates encoded", min(i + batch_size, len(sentences)), len(sentences),
-                      started, quiet)
-        _progress("candidates encoded", len(sentences), len(sentences), started, quiet,
-                  final=True)
+            progress.update(min(i + batch_size, len(sentences)))
+        progress.update(len(sentences), final=True)
         return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
 

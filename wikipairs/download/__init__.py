@@ -1,0 +1,157 @@
+"""`wikipairs download`: fetch a Wikipedia dump's pages-articles files, resumably and verified.
+
+The run and its files come from the dump's dumpstatus.json (`dumps`: which job `--files`,
+`--parts` and `--date latest` mean). Each file goes to `DEST/NAME.part`, resumed and retried
+(`http`), is hashed while it arrives (sha1, or md5 where dumpstatus.json has no sha1:
+`checksums`) and is renamed to `DEST/NAME` only when the checksum matches. A mismatch renames the
+part to `DEST/NAME.bad` (kept for inspection, replaced by the next mismatch; the next run
+downloads from byte 0) and fails: no file with a wrong checksum ever has its final name. A file
+already under its final name with the right checksum is not requested again; one with a wrong
+checksum is moved to `NAME.bad` and downloaded again. `DEST/download.json` is removed at the
+start and written last (`manifest`): it exists only after a complete, verified download.
+
+Output: one line per file and per retry on stdout (not with --quiet), a tqdm progress bar on
+stderr when stderr is a terminal (not with --quiet) (`progress`), a summary line on stdout (the
+CLI's). Errors: one line, exit status 2 (a `DownloadError`: `errors`).
+
+This module owns the options (DownloadConfig), the retry policy, taking each file from its part
+to its final name, and the names the CLI and the tests import from `wikipairs.download`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from . import manifest
+from .checksums import hash_file, mismatch
+from .dumps import (DEFAULT_BASE_URL, FILE_SETS, JOBS, WIKI_NAME, DumpRun, RemoteFile,
+                    choose_job, dumpstatus_url, remote_files, resolve_run, run_dates, valid_date)
+from .errors import (ChecksumError, DownloadError, DumpNotFoundError, DumpNotReadyError,
+                     NetworkError)
+from .http import Client, fetch_part
+from .manifest import MANIFEST
+from .progress import echo_stdout, human_size
+
+# Seconds before the first retry, doubled each time up to BACKOFF_MAX (--retries counts them).
+# Read when a download starts, so that the tests can shorten them here.
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+
+
+@dataclass
+class DownloadConfig:
+    wiki: str
+    date: str  # YYYYMMDD or "latest"
+    dest: str
+    files: str = "multistream"  # one of FILE_SETS
+    base_url: str = DEFAULT_BASE_URL
+    parts: bool = False  # the split parts, not the recombined file
+    retries: int = 5
+    timeout: float = 60.0  # seconds, for connecting and between received bytes
+    quiet: bool = False
+    # progress lines (stdout); None: print them unless quiet
+    echo: Callable[[str], None] | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+
+def download(config: DownloadConfig) -> dict:
+    """Resolve the run, download and verify its files into config.dest, write download.json.
+
+    Returns download.json's content plus "downloaded" and "skipped" (file names)."""
+    _check(config)
+    echo = config.echo or ((lambda line: None) if config.quiet else echo_stdout)
+    client = Client(config.retries, config.timeout, (BACKOFF_FIRST, BACKOFF_MAX), echo,
+                    config.sleep)
+    try:
+        run = resolve_run(client, config.base_url, config.wiki, config.date, config.files,
+                          config.parts)
+        try:
+            os.makedirs(config.dest, exist_ok=True)
+        except OSError as e:
+            raise DownloadError(f"cannot create {config.dest}: {e.strerror or e}") from None
+        manifest_path = manifest.clear(config.dest)
+        total = sum(f.size or 0 for f in run.files)
+        echo(f"{run.wiki} {run.date}, job {run.job}: {len(run.files)} files, "
+             f"{human_size(total)}")
+        outcome = {"downloaded": [], "skipped": []}
+        entries = []
+        for file in run.files:
+            how, sha1 = fetch_file(client, file, config.dest, config.quiet)
+            outcome[how].append(file.name)
+            entries.append(manifest.entry(config.dest, file, sha1))
+    finally:
+        client.close()
+    written = manifest.write(manifest_path, run, entries, config.date, config.files,
+                             config.base_url)
+    return {**written, **outcome}
+
+
+def _check(config: DownloadConfig) -> None:
+    """The CLI checks its options too; this is for callers of the API."""
+    if config.files not in JOBS:
+        raise DownloadError(f"--files must be one of {', '.join(FILE_SETS)}, not {config.files!r}")
+    if not WIKI_NAME.match(config.wiki):
+        raise DownloadError(f"--wiki: expected a wiki database name like enwiki, "
+                            f"not {config.wiki!r}")
+    if config.date != "latest" and not valid_date(config.date):
+        raise DownloadError(f"--date: expected latest or YYYYMMDD, not {config.date!r}")
+    if not re.match(r"^https?://[^/]+", config.base_url):
+        raise DownloadError(f"--base-url: expected an http:// or https:// URL, "
+                            f"not {config.base_url!r}")
+    if os.path.exists(config.dest) and not os.path.isdir(config.dest):
+        raise DownloadError(f"--dest {config.dest} exists and is not a folder")
+
+
+def fetch_file(client: Client, file: RemoteFile, dest: str, quiet: bool = False
+               ) -> tuple[str, str]:
+    """Download `file` into `dest` (see the module doc).
+
+    Returns ("skipped" or "downloaded", the file's sha1)."""
+    final = os.path.join(dest, file.name)
+    part, bad = final + ".part", final + ".bad"
+    algorithm = file.checksum[0]
+    sha1 = _already_complete(client, file, final, bad)
+    if sha1:
+        return "skipped", sha1
+    hashes = fetch_part(client, file, part, algorithm == "md5", quiet)
+    wrong = mismatch(hashes, file)
+    if wrong:
+        _replace(part, bad)
+        raise ChecksumError(f"{file.name}: checksum mismatch ({wrong}); the bytes are kept in "
+                            f"{bad} (delete it and run again, or try another --base-url)")
+    _replace(part, final)
+    client.echo(f"{file.name}: {algorithm} ok")
+    return "downloaded", hashes.sha1.hexdigest()
+
+
+def _already_complete(client: Client, file: RemoteFile, final: str, bad: str) -> str | None:
+    """The sha1 of `final` when it is already `file`; a wrong one is moved to `bad` (None)."""
+    if not os.path.isfile(final):
+        return None
+    algorithm = file.checksum[0]
+    if file.size is None or os.path.getsize(final) == file.size:
+        hashes = hash_file(final, algorithm == "md5")
+        if mismatch(hashes, file) is None:
+            client.echo(f"{file.name}: already complete ({algorithm} ok), skipped")
+            return hashes.sha1.hexdigest()
+    _replace(final, bad)
+    client.echo(f"{file.name}: the existing file does not match dumpstatus.json; "
+                f"moved to {os.path.basename(bad)}, downloading again")
+    return None
+
+
+def _replace(source: str, target: str) -> None:
+    try:
+        os.replace(source, target)
+    except OSError as e:
+        raise DownloadError(f"cannot rename {source} to {target}: {e.strerror or e}") from None
+
+
+__all__ = ["DownloadConfig", "DownloadError", "DumpNotFoundError", "DumpNotReadyError",
+           "ChecksumError", "NetworkError", "RemoteFile", "DumpRun", "download", "fetch_file",
+           "valid_date", "WIKI_NAME", "human_size", "MANIFEST", "FILE_SETS", "resolve_run",
+           "run_dates", "choose_job", "remote_files", "dumpstatus_url", "DEFAULT_BASE_URL",
+           "BACKOFF_FIRST", "BACKOFF_MAX"]

@@ -11,7 +11,7 @@ checksum is moved to `NAME.bad` and downloaded again. `DEST/download.json` is re
 start and written last (`manifest`): it exists only after a complete, verified download.
 
 Output: one line per file and per retry on stdout (not with --quiet), a tqdm progress bar on
-stderr when stderr is a terminal (not with --quiet) (`progress`), a summary line on stdout (the
+stderr when stderr is a terminal (not with --quiet) (`display`), a summary line on stdout (the
 CLI's). Errors: one line, exit status 2 (a `DownloadError`: `errors`).
 
 This module owns the options (DownloadConfig), the retry policy, taking each file from its part
@@ -33,7 +33,7 @@ from .errors import (ChecksumError, DownloadError, DumpNotFoundError, DumpNotRea
                      NetworkError)
 from .http import Client, fetch_part
 from .manifest import MANIFEST
-from .progress import echo_stdout, human_size
+from .display import echo_stdout, human_size
 
 # Seconds before the first retry, doubled each time up to BACKOFF_MAX (--retries counts them).
 # Read when a download starts, so that the tests can shorten them here.

@@ -17,7 +17,7 @@ from .. import __version__
 from .checksums import Hashes, hash_file
 from .dumps import RemoteFile
 from .errors import DownloadError, NetworkError
-from .progress import Progress, human_size
+from .display import Progress, human_size
 
 CHUNK = 1 << 18  # bytes per read and write
 

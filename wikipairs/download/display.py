@@ -1,5 +1,9 @@
 """What a person sees while a download runs: per-file lines on stdout, a tqdm bar on stderr (on
-a terminal only), sizes in KiB/MiB/GiB. tqdm is imported only when a download runs."""
+a terminal only), sizes in KiB/MiB/GiB. tqdm is imported only when a download runs.
+
+Not wikipairs.progress: its rule is a throttled line of counts for long jobs, while a download
+says each event (a file started, resumed, retried, verified) at once and shows bytes as a bar.
+"""
 from __future__ import annotations
 
 import sys

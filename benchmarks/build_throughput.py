@@ -66,7 +66,7 @@ def multistream(path: Path, pages_per_stream: int = 100) -> Path:
     """A Wikimedia-style multistream copy of `path` with its index beside it (cached): a header
     stream, streams of `pages_per_stream` pages, a closing stream, and NAME-multistream-index.txt.bz2
     with `offset:page_id:title` per page, as dumps.wikimedia.org publishes them."""
-    from wikipairs.splits import write_multistream
+    from wikipairs.reading.splits import write_multistream
     stem = path.name.split(".")[0]
     dump = CACHE / f"{stem}-multistream.xml.bz2"
     index = CACHE / f"{stem}-multistream-index.txt.bz2"

@@ -21,7 +21,7 @@ How to read the table:
 
 * `MB/s` is wikitext throughput: the raw wikitext of main-namespace pages that are not redirects
   (UTF-8, 1 MB = 10**6 bytes; the same figure for both tools, read once with
-  `wikipairs.dump.read_pages`) divided by wall time. It compares the tools on the same input,
+  `wikipairs.reading.read_pages`) divided by wall time. It compares the tools on the same input,
   whatever each counts as an article.
 * `art/s` is articles per wall-clock second, `art/CPU-s` articles per CPU-second.
 * Ratios are wikipairs / wikiextractor; above 1 means wikipairs is faster. Articles are what
@@ -72,7 +72,7 @@ CACHE_DIR = os.path.join(tempfile.gettempdir(), "wikipairs-bench")
 # English sentence splitting uses the installed punkt_tab model; set before importing wikipairs.
 os.environ.setdefault("NLTK_DATA", os.path.join(SHARED, "data", "nltk_data"))
 
-from wikipairs.dump import read_pages  # noqa: E402
+from wikipairs.reading import read_pages  # noqa: E402
 from wikipairs.parse import ParseConfig, iter_articles  # noqa: E402
 from wikipairs.quality import leaking_sentences  # noqa: E402
 

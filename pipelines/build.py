@@ -5,7 +5,7 @@ import apache_beam as beam
 
 from wikipairs.pair_shards import pair_row, shard_of, write_shard
 from wikipairs.pairs import approx_token_count
-from wikipairs.splits import index_for
+from wikipairs.reading.splits import index_for
 
 from .notes import save_note
 from .transforms import IndexTitles, ParseAndPair, PrepareFile, UnionTitles, WlpJoin

@@ -24,7 +24,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikipairs import __version__, fileio
-from wikipairs.dump import DumpFile
+from wikipairs.reading import DumpFile
 from wikipairs.errors import WikipairsError
 from wikipairs.pair_shards import FORMATS
 from wikipairs.pairs import TASKS, PairConfig
@@ -33,7 +33,7 @@ from wikipairs.progress import LineWriter, ProgressLines
 from wikipairs.sentences import SentenceSplitter
 from wikipairs.shards import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_output, sha256_file,
                               write_json)
-from wikipairs.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
+from wikipairs.reading.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 
 from .build import build_pipeline
 from .notes import NOTES, read_notes

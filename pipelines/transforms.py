@@ -26,7 +26,7 @@ from wikipairs.parse import ParseConfig, parse_page
 from wikipairs.progress import Throttle
 from wikipairs.records import Redirect
 from wikipairs.redirects import MAX_DEPTH, RedirectMap
-from wikipairs.splits import index_titles, prepare_file, read_split
+from wikipairs.reading.splits import index_titles, prepare_file, read_split
 from wikipairs.titles import TitleParser
 from wikipairs.wikitext import Cleaner, ParseOptions
 

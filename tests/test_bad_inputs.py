@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_DUMP, assert_one_line_error, describe, read_articles, run_cli
-from wikipairs.dump import DumpFile
+from wikipairs.reading import DumpFile
 from wikipairs.errors import DumpError, TruncatedDumpError
 
 SAMPLE_XML = bz2.decompress(SAMPLE_DUMP.read_bytes())  # UTF-8, no XML declaration

@@ -866,7 +866,8 @@ def _pip_wheel(sdist: Path, wheel_dir: Path) -> Path:
 def _assert_package_layout(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("wikipairs/pipelines/transforms.py", "wikipairs/pipelines/build.py",
-                   "wikipairs/schemas/pair.py", "wikipairs/splits.py", "wikipairs/tfrecord.py",
+                   "wikipairs/schemas/pair.py", "wikipairs/reading/splits.py", "wikipairs/tfrecord.py",
+                   "wikipairs/download/http.py",
                    "wikipairs/data/sample.xml.bz2", "wikipairs/pipelines/driver.py", "wikipairs/cli.py"):
         assert needed in names, f"{wheel.name} lacks {needed}"
     tops = {n.split("/")[0] for n in names}
@@ -897,7 +898,7 @@ def test_every_wlp_document_page_links_to_its_query_page_in_the_raw_wikitext(gen
                                                                               enwiki_gensim):
     """Independent of the parser: each WLP document page's raw wikitext holds a [[link]] whose
     target, normalized and followed through the dump's redirects, is the query page."""
-    from wikipairs.dump import DumpFile
+    from wikipairs.reading import DumpFile
 
     dump = DumpFile(str(enwiki_gensim.path))
     raw = {page.title: page.text for page in dump.pages() if not page.redirect}

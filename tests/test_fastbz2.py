@@ -1,12 +1,12 @@
-"""wikipairs.fastbz2: indexed_bzip2 where it is faster, Python's bz2 output and errors always."""
+"""wikipairs.reading.fastbz2: indexed_bzip2 where it is faster, Python's bz2 output and errors always."""
 from __future__ import annotations
 
 import bz2
 
 import pytest
 
-from wikipairs import fastbz2
-from wikipairs.fastbz2 import open_bz2
+from wikipairs.reading import fastbz2
+from wikipairs.reading.fastbz2 import open_bz2
 
 from conftest import wiki_file
 
@@ -82,7 +82,7 @@ def test_without_indexed_bzip2_python_bz2_reads(real_bz2, tmp_path, monkeypatch)
 
 
 def test_decompress_is_bz2_decompress(real_bz2):
-    from wikipairs.fastbz2 import decompress
+    from wikipairs.reading.fastbz2 import decompress
 
     for name, data in _cases(real_bz2).items():
         try:

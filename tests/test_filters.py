@@ -142,7 +142,7 @@ def test_reason_before_the_parse_is_the_reason_after_it(dump):
     from collections import Counter
     from pathlib import Path
 
-    from wikipairs.dump import DumpFile
+    from wikipairs.reading import DumpFile
     from wikipairs.wikitext import Cleaner
 
     from conftest import wiki_file

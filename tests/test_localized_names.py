@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import describe, read_articles, run_cli, wiki_file, write_fake_dump
-from wikipairs.dump import check_declared_language, language_mismatch
+from wikipairs.reading import check_declared_language, language_mismatch
 from wikipairs.language_check import mismatch
 from wikipairs.mediawiki_names import image_option_words, local_namespaces
 from wikipairs.parse import ParseConfig, iter_articles

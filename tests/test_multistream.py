@@ -4,7 +4,7 @@ import re
 from collections import Counter
 
 from wikipairs.cli import sample_dump
-from wikipairs.dump import read_pages
+from wikipairs.reading import read_pages
 
 
 def _multistream_copy(src: str, dst, pages_per_stream: int = 5) -> int:

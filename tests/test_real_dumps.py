@@ -11,7 +11,7 @@ import nltk.data
 import pytest
 
 from conftest import NLTK_DATA, SAMPLE_DUMP, WIKI, punkt_free_paths, wiki_file
-from wikipairs.dump import DumpFile
+from wikipairs.reading import DumpFile
 from wikipairs.pairs import PairBuilder, PairConfig, build_pairs_in_memory
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.quality import leaking_sentences, leaking_texts

@@ -24,10 +24,10 @@ from mwparserfromhell.nodes import Template
 from nltk.tokenize.punkt import load_punkt_params
 
 from conftest import NLTK_DATA, wiki_file
-from wikipairs import dump as dump_module
+from wikipairs.reading import sources as xml_sources
 from wikipairs import sentences as sentences_module
 from wikipairs import wikitext
-from wikipairs.dump import DumpFile
+from wikipairs.reading import DumpFile
 from wikipairs.errors import TruncatedDumpError
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.records import Link
@@ -428,8 +428,8 @@ def test_second_pass_reads_the_copy(name):
     copy = first._copy
     assert copy is not None and copy.complete and not copy.cut
     again = first.reopen()
-    assert again._eof._decompressor is not None and isinstance(
-        again._eof._decompressor, dump_module._CopyReader)  # no decompression the second time
+    assert again._xml._tracker._decompressor is not None and isinstance(
+        again._xml._tracker._decompressor, xml_sources._CopyReader)  # no decompression the second time
     assert _pages(again) == pages == _pages(DumpFile(path))
     assert again.site == first.site
 
@@ -450,7 +450,7 @@ def test_copy_of_a_truncated_dump_is_still_truncated(tmp_path, name):
     assert pages and counts["truncated_files"] == 1 and first._copy.complete
     assert first._copy.cut == (name == "cut.xml.bz2")
     again = first.reopen()
-    assert isinstance(again._eof._decompressor, dump_module._CopyReader)
+    assert isinstance(again._xml._tracker._decompressor, xml_sources._CopyReader)
     counts2 = Counter()
     assert _pages(again, counts=counts2, allow_truncated=True) == pages
     assert counts2 == counts
@@ -466,12 +466,12 @@ def test_copy_of_a_truncated_dump_is_still_truncated(tmp_path, name):
 def test_no_copy_when_too_large_or_not_read_to_the_end(monkeypatch):
     path = str(wiki_file("enwiki-sample-gensim.xml.bz2"))
     reference = _pages(DumpFile(path))
-    monkeypatch.setattr(dump_module, "COPY_MAX_BYTES", 1 << 20)  # the XML is 6 MB
+    monkeypatch.setattr(xml_sources, "COPY_MAX_BYTES", 1 << 20)  # the XML is 6 MB
     first = DumpFile(path, keep_copy=True)
     assert _pages(first) == reference
     assert first._copy.abandoned and not first._copy.complete
     again = first.reopen()
-    assert not isinstance(again._eof._decompressor, dump_module._CopyReader)
+    assert not isinstance(again._xml._tracker._decompressor, xml_sources._CopyReader)
     assert _pages(again) == reference
     monkeypatch.undo()
     partial = DumpFile(path, keep_copy=True)

@@ -1,4 +1,4 @@
-"""Splits of a Wikimedia-style multistream dump (wikipairs.splits), a build over one, and the
+"""Splits of a Wikimedia-style multistream dump (wikipairs.reading.splits), a build over one, and the
 Beam redirect resolution (pipelines/transforms.py ResolveRedirects) against RedirectMap."""
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from conftest import (NLTK_DATA, SAMPLE_DUMP, assert_one_line_error, describe, punkt_free_paths,
                       run_cli, wiki_file)
-from wikipairs.dump import read_pages
+from wikipairs.reading import read_pages
 from wikipairs.errors import DumpError
 from wikipairs.pair_shards import pair_row
 from wikipairs.pairs import PairBuilder, PairConfig, approx_token_count, build_pairs_in_memory
 from wikipairs.pipelines.transforms import ResolveRedirects
 from wikipairs.records import Redirect
 from wikipairs.redirects import RedirectMap
-from wikipairs.splits import (Split, index_for, plan_splits, read_split, stream_offsets,
+from wikipairs.reading.splits import (Split, index_for, plan_splits, read_split, stream_offsets,
                               write_multistream)
 
 GENSIM = "enwiki-sample-gensim.xml.bz2"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_DUMP, assert_one_line_error, describe, run_cli, write_fake_dump
-from wikipairs.splits import write_multistream
+from wikipairs.reading.splits import write_multistream
 
 PAGES = [(f"Page {i}", f"Page {i} is a page about things. It has two sentences.\n\n== Section =="
                        f"\nMore text here about page {i}. Another sentence follows.")

@@ -133,7 +133,7 @@ def _namespaces(value: str) -> tuple[int, ...]:
 def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_disambiguation,
           keep_lists, rows_per_shard, sentence_splitter, quiet):
     """Parse dumps into articles (sections, sentences, links) as Parquet shards."""
-    from .dump import check_declared_language
+    from .reading import check_declared_language
     from .parse import ParseConfig, parse_dump
 
     config = ParseConfig(
@@ -230,7 +230,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
 
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
     from .pipelines.driver import BuildConfig, build as run_build
-    from .dump import check_declared_language
+    from .reading import check_declared_language
     from .pair_shards import FORMATS
     from .pairs import TASKS, PairConfig
     from .parse import ParseConfig
@@ -292,7 +292,7 @@ def print_stats_table(stats: dict) -> None:
 def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated,
           sentence_splitter):
     """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""
-    from .dump import check_declared_language
+    from .reading import check_declared_language
     from .parse import ParseConfig, iter_articles
     from .vocab import sample_sentences, train_vocab
 

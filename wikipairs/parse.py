@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 import pyarrow as pa
 
 from . import __version__
-from .dump import DumpFile, expand_inputs
+from .reading import DumpFile, expand_inputs
 from .filters import skip_reason
 from .progress import ProgressLines
 from .records import Article, Page, Redirect
@@ -129,7 +129,7 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
     info = info if info is not None else {}
     paths = expand_inputs(config.inputs)
     # Pass 1 keeps each compressed file's decompressed XML (on disk, within limits: see
-    # dump.DecompressedCopy) so that pass 2 need not decompress it again. It needs only the
+    # reading.sources.DecompressedCopy) so that pass 2 need not decompress it again. It needs only the
     # redirects (read by a scan, not an XML parse), unless Punkt must be trained on the text.
     need_text = SentenceSplitter.needs_training_text(config.sentence_splitter)
     first = DumpFile(paths[0], lang=config.lang, keep_copy=True, redirects_only=True)

@@ -16,18 +16,20 @@ import io
 import lzma
 import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from . import fastbz2, fileio
-from .dump import DumpFile, decompressed, expand_inputs
-from .errors import DumpError
+from .. import fileio
+from ..bloom import BloomFilter
+from ..errors import DumpError
+from ..records import Page
+from ..titles import TitleParser
+from . import fastbz2
 from .fastbz2 import open_bz2
-from .bloom import BloomFilter
-from .records import Page
-from .titles import TitleParser
+from .page_reader import DumpFile, PageReader
+from .page_scanner import PageBlock, PageScanner
+from .sources import ChunkStream, XmlStream, decompressed, expand_inputs, open_xml
 
 STREAMS_PER_SPLIT = 50  # ~5,000 pages: enough work per split, little memory
 PARTS_PER_FILE = 2  # splits of a file without an index: each reads the file, parses its pages
@@ -100,27 +102,31 @@ def plan_splits(patterns: list[str], streams_per_split: int = STREAMS_PER_SPLIT,
 _CLOSING = re.compile(rb"</mediawiki>\s*\Z")
 
 
-def _write_split_xml(split: Split, out) -> None:
-    """Header (root element and siteinfo) + the split's pages + the closing tag, decompressed
-    into the binary file `out` as the streams are decoded (a split of 50 streams is ~150 MB of
-    XML: never held whole). The last split's own closing tag is replaced by ours."""
-    with fileio.open_read(split.path) as f:
-        header = bz2.decompress(f.read(split.header_end))
-        cut = header.find(b"<page>")
-        out.write(header if cut < 0 else header[:cut])
-        f.seek(split.start)
-        streams = f.read() if split.end is None else f.read(split.end - split.start)
-    body = fastbz2.FastBz2Reader(lambda: io.BytesIO(streams))  # compressed: ~1/4 of the XML
+def _multistream_chunks(split: Split) -> Iterator[bytes]:
+    """The XML of a multistream split: header (root element and siteinfo) + the split's pages
+    + the closing tag, decompressed as it is read (a split of 50 streams is ~150 MB of XML: never
+    held whole). The last split's own closing tag is replaced by ours."""
     try:
-        tail = b""  # the last bytes, held back: they may hold the file's closing tag
-        while chunk := body.read1(1 << 20):
-            pending = tail + chunk
-            out.write(pending[:-64])
-            tail = pending[-64:]
-        out.write(_CLOSING.sub(b"", tail) if split.end is None else tail)
-    finally:
-        body.close()
-    out.write(b"</mediawiki>\n")
+        with fileio.open_read(split.path) as f:
+            header = bz2.decompress(f.read(split.header_end))
+            cut = header.find(b"<page>")
+            yield header if cut < 0 else header[:cut]
+            f.seek(split.start)
+            streams = f.read() if split.end is None else f.read(split.end - split.start)
+        body = fastbz2.FastBz2Reader(lambda: io.BytesIO(streams))  # compressed: ~1/4 of the XML
+        try:
+            tail = b""  # the last bytes, held back: they may hold the file's closing tag
+            while chunk := body.read1(1 << 20):
+                pending = tail + chunk
+                yield pending[:-64]
+                tail = pending[-64:]
+            yield _CLOSING.sub(b"", tail) if split.end is None else tail
+        finally:
+            body.close()
+    except (OSError, EOFError, ValueError) as e:
+        raise DumpError(f"{split.path}: bytes {split.start}-{split.end} are not whole bz2 "
+                        f"streams ({e})") from None
+    yield b"</mediawiki>\n"
 
 
 # ---- files without an index: one decompression, a plain copy, byte ranges of whole pages -----
@@ -128,36 +134,17 @@ def _write_split_xml(split: Split, out) -> None:
 _TITLE = re.compile(rb"<title>([^<]*)</title>(?:\s*<ns>(-?\d+)</ns>)?")
 
 
-def _page_chunks(stream, block: int = 1 << 20) -> Iterator[tuple[int, bytes, bytes]]:
-    """(offset, bytes, the bytes since the previous one) of the header (before the first <page>)
-    and then of every <page>...</page> in the XML stream. Raises EOFError where the stream ends
-    inside a page."""
-    buffer, offset, header_done = b"", 0, False
-    while True:
-        data = stream.read(block)
-        buffer += data
-        while True:
-            if not header_done:
-                at = buffer.find(b"<page>")
-                if at < 0:
-                    break
-                yield offset, buffer[:at], b""
-                header_done, offset, buffer = True, offset + at, buffer[at:]
-            end = buffer.find(b"</page>")
-            if end < 0:
-                break
-            end += len(b"</page>")
-            start = buffer.find(b"<page>")
-            if start < 0 or start > end:
-                raise ValueError("malformed page boundaries")
-            yield offset + start, buffer[start:end], buffer[:start]
-            offset, buffer = offset + end, buffer[end:]
-        if not data:
-            if not header_done:  # no page at all
-                yield offset, buffer, b""
-            elif b"<page>" in buffer:
-                raise EOFError("the file ends inside a page")
-            return
+def _whole_pages(scanner: PageScanner) -> Iterator[PageBlock]:
+    """Every page of the scanner's stream, for a plain copy: a stray </page> is a ValueError
+    and a stream that ends inside a page an EOFError."""
+    for block in scanner:
+        if b"</page>" in block.gap:
+            raise ValueError("malformed page boundaries")
+        yield block
+    if b"<page>" in scanner.tail:
+        raise EOFError("the file ends inside a page")
+    if b"</page>" in scanner.tail:
+        raise ValueError("malformed page boundaries")
 
 
 def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capacity: int
@@ -182,30 +169,30 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
             with stream, (fileio.create(copy + ".tmp") if compressed else io.BytesIO()) as out:
                 if stream.peek(4)[:2] in (b"\xff\xfe", b"\xfe\xff"):
                     raise ValueError("UTF-16")
-                chunks = _page_chunks(stream)
-                _, header, _ = next(chunks)
+                scanner = PageScanner(stream)
+                header = scanner.header()
                 header_end = len(header)
                 line = header.count(b"\n") + 1  # lines, for errors that name one (DumpError)
                 if compressed:
                     out.write(header)
-                for offset, chunk, gap in chunks:
-                    line += gap.count(b"\n")
+                for block in _whole_pages(scanner):
+                    line += block.gap.count(b"\n")
                     lines.append(line)
-                    line += chunk.count(b"\n")
+                    line += block.xml.count(b"\n")
                     if compressed:  # the copy is the decompressed file, up to its last page
-                        out.write(gap)
+                        out.write(block.gap)
                         starts.append(out.tell())
-                        out.write(chunk)
+                        out.write(block.xml)
                     else:
-                        starts.append(offset)
-                    match = _TITLE.search(chunk, 0, 2048)
+                        starts.append(block.offset)
+                    match = _TITLE.search(block.xml, 0, 2048)
                     if match:
                         names.append((match.group(1), match.group(2)))
                 end = (out.tell() if compressed
-                       else starts[-1] + len(chunk) if starts else header_end)
+                       else starts[-1] + len(block.xml) if starts else header_end)
         if compressed:
             fileio.rename(copy + ".tmp", copy)
-    except (OSError, EOFError, ValueError, StopIteration, lzma.LZMAError):
+    except (OSError, EOFError, ValueError, lzma.LZMAError):
         if compressed:
             for leftover in (copy + ".tmp", copy):
                 with contextlib.suppress(OSError):
@@ -226,72 +213,26 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
     return splits, bloom, len(starts)
 
 
-def _plain_blocks(split: Split, pages_per_block: int = PAGES_PER_BLOCK
-                  ) -> Iterator[tuple[bytes, int | None]]:
-    """Small XML documents (header + up to `pages_per_block` pages + closing tag) covering the
-    split's byte range of its plain copy, each with the shift from its lines to the file's
-    (None where the split does not know its line)."""
+def _plain_chunks(split: Split) -> Iterator[bytes]:
+    """The XML of a split of a plain copy: its header, the split's byte range (whole pages and
+    the text between them, as in the file), and the closing tag."""
     with fileio.open_read(split.plain) as f:
-        header = f.read(split.header_end)
+        yield f.read(split.header_end)
         f.seek(split.start)
         remaining = split.end - split.start
-        chunks = _page_chunks(_Limited(f, remaining, header))
-        next(chunks)  # the header we prepended
-        block, pages, line, first = [], 0, split.line, 0
-        at = header.count(b"\n") + 1  # the line of the first page in each document
-        for _, chunk, gap in chunks:
-            newlines = gap.count(b"\n")
-            line += newlines
-            if block:  # the pages' lines in the document follow the file's
-                block.append(b"\n" * newlines)
-            else:
-                first = line
-            block.append(chunk)
-            pages += 1
-            line += chunk.count(b"\n")
-            if pages == pages_per_block:
-                yield header + b"".join(block) + b"</mediawiki>\n", _shift(split, first, at)
-                block, pages = [], 0
-        if block:
-            yield header + b"".join(block) + b"</mediawiki>\n", _shift(split, first, at)
+        while remaining > 0 and (chunk := f.read(min(remaining, 1 << 20))):
+            remaining -= len(chunk)
+            yield chunk
+    yield b"</mediawiki>\n"
 
 
-def _shift(split: Split, line: int, at: int) -> int | None:
-    return line - at if split.line else None
-
-
-class _Limited(io.RawIOBase):
-    """`prefix`, then `limit` bytes of `f` from its position, then the end."""
-
-    def __init__(self, f, limit: int, prefix: bytes = b""):
-        self.f, self.limit, self.prefix = f, limit, prefix
-
-    def readable(self):
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        if self.prefix:
-            data, self.prefix = self.prefix, b""
-            return data
-        size = self.limit if size < 0 else min(size, self.limit)
-        data = self.f.read(size)
-        self.limit -= len(data)
-        return data
-
-
-def _pages_of_xml(write, source: str, counts: Counter, allow_truncated: bool,
-                  lang: str | None, line_shift: int | None = None) -> Iterator[Page]:
-    """The pages of the XML document that `write(binary file)` writes: some of the pages of the
-    file `source`, whose lines are the document's + `line_shift` (None: not known). Errors
-    name `source`, its line, and the page."""
-    with tempfile.TemporaryDirectory(prefix="wikipairs-split-") as folder:
-        tmp = os.path.join(folder, "split.xml")
-        with open(tmp, "wb") as f:
-            write(f)
-        dump = DumpFile(tmp, lang=lang, name=source, line_shift=line_shift)
-        for page in dump.pages(counts, allow_truncated):
-            page.source = source
-            yield page
+def _plain_line_shift(split: Split) -> int | None:
+    """From the lines of a plain split's XML to the file's (None: the split does not know)."""
+    if not split.line:
+        return None
+    with fileio.open_read(split.plain) as f:
+        header_lines = f.read(split.header_end).count(b"\n")
+    return split.line - (header_lines + 1)
 
 
 def read_split(split: Split, counts: Counter | None = None, allow_truncated: bool = False,
@@ -299,58 +240,66 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
     """The pages of a split (Page.source is the dump file's path). `counts` gets pages_read
     for the split's own pages only, and truncated_files from the file's first split only."""
     counts = counts if counts is not None else Counter()
-    if split.plain is not None:
-        for xml, shift in _plain_blocks(split):
-            yield from _pages_of_xml(lambda out, xml=xml: out.write(xml), split.path, counts,
-                                     allow_truncated, lang, shift)
-        return
     if split.whole_file:
-        if split.parts == 1:
-            yield from DumpFile(split.path, lang=lang).pages(counts, allow_truncated)
-            return
-        seen = Counter()
-        for ordinal, page in enumerate(DumpFile(split.path, lang=lang).pages(seen, allow_truncated)):
-            if split.owns(ordinal):
-                counts["pages_read"] += 1
-                yield page
-        if split.part == 0 and seen["truncated_files"]:
-            counts["truncated_files"] += seen["truncated_files"]
+        yield from _pages_of_part(split, counts, allow_truncated, lang)
         return
-    def write(out):
-        try:
-            _write_split_xml(split, out)
-        except (OSError, EOFError, ValueError) as e:
-            raise DumpError(f"{split.path}: bytes {split.start}-{split.end} are not whole bz2 "
-                            f"streams ({e})") from None
+    if split.plain is not None:
+        chunks, shift = _plain_chunks(split), _plain_line_shift(split)
+    else:
+        chunks, shift = _multistream_chunks(split), None
+    reader = PageReader(lambda: XmlStream(ChunkStream(chunks)), split.path, lang=lang,
+                        line_shift=shift)
+    yield from reader.pages(counts, allow_truncated)
 
-    yield from _pages_of_xml(write, split.path, counts, allow_truncated, lang)
+
+def _pages_of_part(split: Split, counts: Counter, allow_truncated: bool, lang: str | None
+                   ) -> Iterator[Page]:
+    """The pages of a whole-file split: all of them, or those its part owns."""
+    if split.parts == 1:
+        yield from DumpFile(split.path, lang=lang).pages(counts, allow_truncated)
+        return
+    seen = Counter()
+    for ordinal, page in enumerate(DumpFile(split.path, lang=lang).pages(seen, allow_truncated)):
+        if split.owns(ordinal):
+            counts["pages_read"] += 1
+            yield page
+    if split.part == 0 and seen["truncated_files"]:
+        counts["truncated_files"] += seen["truncated_files"]
 
 
 def write_multistream(source: str, dump: str, index: str, pages_per_stream: int = 100) -> int:
     """Write `source` (any dump we read) as Wikimedia lays out a multistream file: a header stream
     (<mediawiki>, <siteinfo>), bz2 streams of `pages_per_stream` pages, a last stream with the
     closing tag, and `index` (bz2 text) with `offset:page_id:title` per page. Returns the number of
-    page streams. For tests and benchmarks: it holds the decompressed dump in memory."""
-    with fileio.open_read(source) as raw:
-        xml = decompressed(raw)[0].read()
-    head, _, rest = xml.partition(b"  <page>")
-    body, _, tail = (b"  <page>" + rest).rpartition(b"</page>")
-    pages = [p + b"</page>" for p in body.split(b"</page>")]
-    groups = [pages[i:i + pages_per_stream] for i in range(0, len(pages), pages_per_stream)]
-    lines = []
+    page streams. For tests and benchmarks."""
+    xml = open_xml(source, light=True)
+    scanner = PageScanner(xml.reader)
+    lines, streams, group = [], 0, []
     with open(dump, "wb") as f:
-        f.write(bz2.compress(head))
-        for group in groups:
+        f.write(bz2.compress(scanner.header()))
+
+        def flush():
             offset = f.tell()
             for page in group:
                 page_id = int(re.search(rb"<id>(\d+)</id>", page).group(1))
                 title = re.search(rb"<title>(.*?)</title>", page, re.S).group(1).decode("utf-8")
                 lines.append(f"{offset}:{page_id}:{title}\n")
             f.write(bz2.compress(b"".join(group)))
-        f.write(bz2.compress(tail))
+            group.clear()
+
+        for block in scanner:
+            group.append(block.gap + block.xml)
+            if len(group) == pages_per_stream:
+                flush()
+                streams += 1
+        if group:
+            flush()
+            streams += 1
+        f.write(bz2.compress(scanner.tail))
+    xml.close()
     with bz2.open(index, "wt", encoding="utf-8") as f:
         f.writelines(lines)
-    return len(groups)
+    return streams
 
 
 def index_titles(index_path: str, titles: TitleParser, capacity: int) -> BloomFilter:

@@ -18,7 +18,7 @@ import io
 from collections.abc import Callable
 from typing import BinaryIO
 
-from . import fileio
+from .. import fileio
 
 try:
     import indexed_bzip2

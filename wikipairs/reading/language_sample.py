@@ -1,0 +1,91 @@
+"""Whether a dump's text looks like the language its siteinfo declares, from its first articles.
+
+dewiki-minidump declares en but is German: the check warns in one line and `--lang` then brings
+that language's aliases and sentence splitter (wikipairs.language_check decides from the text).
+"""
+from __future__ import annotations
+
+import html
+import lzma
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+
+from ..errors import DumpError
+from ..language_check import TextLanguage, mismatch, warning_line
+from .page_reader import DumpFile
+from .page_scanner import PageScanner
+from .sources import ChunkStream, expand_inputs, open_xml
+
+# The check reads the first articles of each file: at most this much decompressed XML, this many
+# articles, this many characters of their text.
+_SAMPLE_BYTES = 4 << 20
+_SAMPLE_ARTICLES = 30
+_SAMPLE_CHARS = 300_000
+_SAMPLE_CHUNK = 1 << 18
+_SAMPLE_NS = re.compile(r"<ns>(-?\d+)</ns>")
+_SAMPLE_TEXT = re.compile(r"<text\b[^>]*>([^<]*)</text>")
+
+
+def sample_article_texts(path: str) -> list[str]:
+    """The wikitext of the first main-namespace articles of a dump file (no redirects), read
+    from its first _SAMPLE_BYTES; [] for a file that cannot be read (opening it says why)."""
+    texts: list[str] = []
+    xml = None
+    try:
+        xml = open_xml(path, light=True)
+        for block in PageScanner(ChunkStream(_first_bytes(xml.reader)), _SAMPLE_CHUNK):
+            text = _article_text(block.xml.decode("utf-8", "replace"))
+            if text is not None:
+                texts.append(text[:_SAMPLE_CHARS - sum(map(len, texts))])
+                if len(texts) >= _SAMPLE_ARTICLES or sum(map(len, texts)) >= _SAMPLE_CHARS:
+                    break
+    except (OSError, EOFError, lzma.LZMAError, ValueError):
+        pass  # a cut or bad file: what was read is sample enough
+    finally:
+        if xml is not None:
+            xml.close()
+    return texts
+
+
+def _first_bytes(reader) -> Iterator[bytes]:
+    read = 0
+    while read < _SAMPLE_BYTES and (chunk := reader.read(_SAMPLE_CHUNK)):
+        read += len(chunk)
+        yield chunk
+
+
+def _article_text(page: str) -> str | None:
+    """The last revision's text of a page's XML where it is a main-namespace article."""
+    ns = _SAMPLE_NS.search(page)
+    texts = _SAMPLE_TEXT.findall(page)
+    if (ns is not None and ns.group(1) != "0") or not texts or "<redirect" in page:
+        return None
+    text = html.unescape(texts[-1])
+    return None if text.lstrip().startswith("#") else text
+
+
+def language_mismatch(path: str) -> tuple[str, TextLanguage | None]:
+    """The language `path` declares, and what its first articles look like where that is not
+    it (None where they may well be in it)."""
+    declared = DumpFile(path).site.lang
+    return declared, mismatch(declared, sample_article_texts(path))
+
+
+def check_declared_language(inputs: Iterable[str], lang: str | None = None) -> str | None:
+    """Warn in one line on stderr where the first input's text does not look like the language
+    its siteinfo declares, and return that line. Nothing to check when `lang` (--lang) is given;
+    nothing said for inputs that cannot be read: reading them says why."""
+    if lang:
+        return None
+    try:
+        path = expand_inputs(inputs)[0]
+        declared, found = language_mismatch(path)
+    except DumpError:
+        return None
+    if found is None:
+        return None
+    line = warning_line(os.path.basename(path), declared, found)
+    print(line, file=sys.stderr)
+    return line

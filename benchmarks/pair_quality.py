@@ -8,7 +8,7 @@ default PairConfig, no vocabulary) and prints one row per dump:
 - wlp claims: WLP pairs with `link_in_doc` whose doc_text lacks the anchor (must be 0);
 - over 400: share of sentences over 400 characters;
 - leaks: the worst share, over the three tasks, of queries and of documents that hold markup
-  (`wikipairs.quality.markup_leak` of the dump's language), with the task and side it is in.
+  (`wikipairs.pairs.quality.markup_leak` of the dump's language), with the task and side it is in.
 
     .venv/bin/python benchmarks/pair_quality.py [--input DUMP ...] [--lang DUMP=CODE ...] [--json OUT]
 
@@ -28,9 +28,9 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WIKI = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "wiki")
 os.environ.setdefault("NLTK_DATA", os.path.join(os.path.dirname(WIKI), "nltk_data"))
 
-from wikipairs.pairs import PairBuilder, PairConfig, build_pairs_in_memory  # noqa: E402
+from wikipairs.pairs.tasks import PairBuilder, PairConfig, build_pairs_in_memory  # noqa: E402
 from wikipairs.parse import ParseConfig, iter_articles  # noqa: E402
-from wikipairs.quality import markup_leak  # noqa: E402
+from wikipairs.pairs.quality import markup_leak  # noqa: E402
 
 DEFAULT_LANGS = {"dewiki-minidump-dbpedia.xml.bz2": "de"}
 

@@ -9,7 +9,7 @@ What is measured, for each file (the input dump, and a copy made `--scaled N` ti
   sentence splitting (Punkt, the installed punkt_tab model) and link resolution. Wall time with
   `time.perf_counter`, CPU time with `time.process_time` (user + system of this process, all its
   threads: the read-ahead decompression thread too, so CPU s may exceed wall s). The
-  markup-leak check of the articles (`wikipairs.quality.leaking_sentences`) runs in the same loop
+  markup-leak check of the articles (`wikipairs.pairs.quality.leaking_sentences`) runs in the same loop
   but its time is taken out of both figures. Imports happen before the clock starts.
 * wikiextractor: `python -m wikiextractor.WikiExtractor --no-templates --processes 1 -q -o DIR
   FILE` as a subprocess, including its interpreter start-up and writing its output files. Wall
@@ -74,7 +74,7 @@ os.environ.setdefault("NLTK_DATA", os.path.join(SHARED, "data", "nltk_data"))
 
 from wikipairs.reading import read_pages  # noqa: E402
 from wikipairs.parse import ParseConfig, iter_articles  # noqa: E402
-from wikipairs.quality import leaking_sentences  # noqa: E402
+from wikipairs.pairs.quality import leaking_sentences  # noqa: E402
 
 
 @dataclass

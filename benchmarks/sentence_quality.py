@@ -20,9 +20,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from wikipairs import sentences
+from wikipairs.text import sentences
 from wikipairs.parse import ParseConfig, iter_articles
-from wikipairs.sentences import SentenceSplitter
+from wikipairs.text.sentences import SentenceSplitter
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 LONG = 400

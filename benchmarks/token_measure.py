@@ -10,7 +10,7 @@ For each dump in ../shared/data/wiki/ (one per language, plus the English ones):
    sentencepiece shrinks a size too large for a tiny dump, and the table shows the size it got).
    Models are cached under /tmp/wikipairs-bench/token-measure/ by dump sha256 and size;
 3. build the ICT, BFS and WLP pairs in memory without a vocabulary (`PairBuilder(PairConfig())`,
-   the measure of wikipairs.tokens) and compare, over all pairs of all tasks, the mean query and
+   the measure of wikipairs.text.tokens) and compare, over all pairs of all tasks, the mean query and
    document length by the measure (`query_tokens`, `doc_tokens`: title + text) with the
    SentencePiece piece count of the same texts (query; title + doc_text).
 It prints one table per dump (pairs, both means and measure / SentencePiece ratios) and a
@@ -36,9 +36,9 @@ WIKI = REPO.parent / "shared" / "data" / "wiki"
 CACHE = Path(tempfile.gettempdir()) / "wikipairs-bench" / "token-measure"
 os.environ.setdefault("NLTK_DATA", str(REPO.parent / "shared" / "data" / "nltk_data"))
 
-from wikipairs.pairs import PairBuilder, PairConfig, build_pairs_in_memory  # noqa: E402
+from wikipairs.pairs.tasks import PairBuilder, PairConfig, build_pairs_in_memory  # noqa: E402
 from wikipairs.parse import ParseConfig, iter_articles  # noqa: E402
-from wikipairs.vocab import Tokenizer, sample_sentences, train_vocab  # noqa: E402
+from wikipairs.pairs.vocab import Tokenizer, sample_sentences, train_vocab  # noqa: E402
 
 DUMPS = ("jawiki-sample", "bnwiki-sample", "elwiki-sample", "frwiki-wikiplaintext-sample",
          "dewiki-minidump-dbpedia", "enwiki-sample-gensim", "enwiki-enwik8-head",

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from wikipairs.pair_shards import pair_row, shard_of, write_shard
-from wikipairs.pairs import approx_token_count
+from wikipairs.shards.pair_shards import pair_row, shard_of, write_shard
+from wikipairs.pairs.tasks import approx_token_count
 from wikipairs.reading.splits import index_for
 
 from .notes import save_note

@@ -26,12 +26,12 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from wikipairs import __version__, fileio
 from wikipairs.reading import DumpFile
 from wikipairs.errors import WikipairsError
-from wikipairs.pair_shards import FORMATS
-from wikipairs.pairs import TASKS, PairConfig
+from wikipairs.shards.pair_shards import FORMATS
+from wikipairs.pairs.tasks import TASKS, PairConfig
 from wikipairs.parse import ParseConfig, training_text
 from wikipairs.progress import LineWriter, ProgressLines
-from wikipairs.sentences import SentenceSplitter
-from wikipairs.shards import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_output, sha256_file,
+from wikipairs.text.sentences import SentenceSplitter
+from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_output, sha256_file,
                               write_json)
 from wikipairs.reading.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 
@@ -165,7 +165,7 @@ def build(config: BuildConfig) -> dict:
     splitter = SentenceSplitter.for_language(lang, texts, method=method)
     tokenizer = None
     if config.vocab:
-        from wikipairs.vocab import Tokenizer
+        from wikipairs.pairs.vocab import Tokenizer
         if not os.path.exists(config.vocab):
             raise BuildError(f"{config.vocab}: no such SentencePiece model")
         tokenizer = Tokenizer(config.vocab)

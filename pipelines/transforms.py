@@ -18,17 +18,17 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from wikipairs import fileio
-from wikipairs.bloom import BloomFilter
-from wikipairs.pair_shards import ShardWriter, pair_row
-from wikipairs.pairs import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
+from wikipairs.reading.bloom import BloomFilter
+from wikipairs.shards.pair_shards import ShardWriter, pair_row
+from wikipairs.pairs.tasks import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
                              wlp_rank)
 from wikipairs.parse import ParseConfig, parse_page
 from wikipairs.progress import Throttle
 from wikipairs.records import Redirect
-from wikipairs.redirects import MAX_DEPTH, RedirectMap
+from wikipairs.text.redirects import MAX_DEPTH, RedirectMap
 from wikipairs.reading.splits import index_titles, prepare_file, read_split
-from wikipairs.titles import TitleParser
-from wikipairs.wikitext import Cleaner, ParseOptions
+from wikipairs.text.titles import TitleParser
+from wikipairs.text.wikitext import Cleaner, ParseOptions
 
 from .notes import save_note
 
@@ -204,7 +204,7 @@ class ParseAndPair(beam.DoFn):
 class ResolveRedirects(beam.PTransform):
     """(source, target) redirects -> (source, final title) for every resolvable redirect.
 
-    Same rule as wikipairs.redirects.RedirectMap: up to MAX_DEPTH hops; cycles and longer
+    Same rule as wikipairs.text.redirects.RedirectMap: up to MAX_DEPTH hops; cycles and longer
     chains resolve to nothing (and are left out). One keyed join per hop over the redirects
     still pending, so no worker ever holds the redirect table (enwiki: ~11M redirects)."""
 

@@ -36,7 +36,7 @@ def wiki_file(name: str) -> Path:
 
 def punkt_free_paths() -> list[str]:
     """nltk.data.path without folders holding a punkt_tab model: with NLTK_DATA pointing
-    elsewhere, no model can then be found (wikipairs.sentences looks in NLTK_DATA, then there)."""
+    elsewhere, no model can then be found (wikipairs.text.sentences looks in NLTK_DATA, then there)."""
     return [p for p in nltk.data.path if not os.path.isdir(os.path.join(p, "tokenizers", "punkt_tab"))]
 
 

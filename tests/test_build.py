@@ -35,11 +35,11 @@ import pytest
 
 from conftest import (NLTK_DATA, REPO, SAMPLE_DUMP, assert_one_line_error, describe,
                       punkt_free_paths, run_cli, wiki_file)
-from wikipairs.pair_shards import pair_row
-from wikipairs.pairs import PairBuilder, PairConfig, approx_token_count, build_pairs_in_memory
+from wikipairs.shards.pair_shards import pair_row
+from wikipairs.pairs.tasks import PairBuilder, PairConfig, approx_token_count, build_pairs_in_memory
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.schemas import pair_fields
-from wikipairs.vocab import CLS_ID, SEP_ID, Tokenizer
+from wikipairs.pairs.vocab import CLS_ID, SEP_ID, Tokenizer
 
 TASKS = ("ict", "bfs", "wlp")
 GENSIM = "enwiki-sample-gensim.xml.bz2"
@@ -866,7 +866,8 @@ def _pip_wheel(sdist: Path, wheel_dir: Path) -> Path:
 def _assert_package_layout(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("wikipairs/pipelines/transforms.py", "wikipairs/pipelines/build.py",
-                   "wikipairs/schemas/pair.py", "wikipairs/reading/splits.py", "wikipairs/tfrecord.py",
+                   "wikipairs/schemas/pair.py", "wikipairs/reading/splits.py",
+                   "wikipairs/shards/tfrecord.py", "wikipairs/text/wikitext.py", "wikipairs/pairs/tasks.py",
                    "wikipairs/download/http.py",
                    "wikipairs/data/sample.xml.bz2", "wikipairs/pipelines/driver.py", "wikipairs/cli.py"):
         assert needed in names, f"{wheel.name} lacks {needed}"

@@ -11,11 +11,11 @@ from collections import Counter
 import pytest
 
 from conftest import write_fake_dump
-from wikipairs.pair_shards import pair_row
-from wikipairs.pairs import FRAMING, PairBuilder, PairConfig, build_pairs_in_memory
+from wikipairs.shards.pair_shards import pair_row
+from wikipairs.pairs.tasks import FRAMING, PairBuilder, PairConfig, build_pairs_in_memory
 from wikipairs.parse import ParseConfig, iter_articles
-from wikipairs.tokens import token_count
-from wikipairs.vocab import CLS_ID, SEP_ID, Tokenizer, train_vocab
+from wikipairs.text.tokens import token_count
+from wikipairs.pairs.vocab import CLS_ID, SEP_ID, Tokenizer, train_vocab
 
 LINKS = 20_000
 LINKED = (0, 100, 200, 5000, LINKS - 1)  # target pages that exist (others are red links)

@@ -13,7 +13,7 @@ from conftest import (SAMPLE_DUMP, assert_one_line_error, describe, read_article
                       wiki_file)
 from wikipairs import __version__
 from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
-from wikipairs.shards import sha256_file
+from wikipairs.shards.output import sha256_file
 
 
 # ---- basics ---------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""Which main-namespace pages are not prose articles (wikipairs.filters.skip_reason)."""
+"""Which main-namespace pages are not prose articles (wikipairs.text.filters.skip_reason)."""
 from __future__ import annotations
 
 import pytest
 
-from wikipairs.filters import skip_reason
+from wikipairs.text.filters import skip_reason
 from wikipairs.records import Page
 
 PROSE = "'''Ardmere''' is a market town on the [[River Vell]]. It had 18,420 people {{as of|2020}}."
@@ -143,7 +143,7 @@ def test_reason_before_the_parse_is_the_reason_after_it(dump):
     from pathlib import Path
 
     from wikipairs.reading import DumpFile
-    from wikipairs.wikitext import Cleaner
+    from wikipairs.text.wikitext import Cleaner
 
     from conftest import wiki_file
 

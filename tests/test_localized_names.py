@@ -14,11 +14,11 @@ import pytest
 
 from conftest import describe, read_articles, run_cli, wiki_file, write_fake_dump
 from wikipairs.reading import check_declared_language, language_mismatch
-from wikipairs.language_check import mismatch
-from wikipairs.mediawiki_names import image_option_words, local_namespaces
+from wikipairs.text.language_check import mismatch
+from wikipairs.text.mediawiki_names import image_option_words, local_namespaces
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.records import Namespace, SiteInfo
-from wikipairs.titles import TitleParser
+from wikipairs.text.titles import TitleParser
 
 # ---- namespace names --------------------------------------------------------------------------
 

@@ -1,12 +1,12 @@
 """Text that markup must not leave behind, on small dumps of the shapes real wikis have, and the
-leak metric that measures it (wikipairs.quality)."""
+leak metric that measures it (wikipairs.pairs.quality)."""
 from __future__ import annotations
 
 from collections import Counter
 
 from conftest import write_fake_dump
 from wikipairs.parse import ParseConfig, iter_articles
-from wikipairs.quality import is_leak
+from wikipairs.pairs.quality import is_leak
 
 
 def _parse(tmp_path, pages, lang="en", namespaces=None):

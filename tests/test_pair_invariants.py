@@ -10,7 +10,7 @@ from collections import Counter
 import pyarrow.parquet as pq
 
 from conftest import describe, run_cli, write_fake_dump
-from wikipairs.pairs import PairBuilder, PairConfig, build_pairs_in_memory
+from wikipairs.pairs.tasks import PairBuilder, PairConfig, build_pairs_in_memory
 from wikipairs.parse import ParseConfig, iter_articles
 
 # B's lead is an infobox only; its first section has no link, the second links to Alpha.

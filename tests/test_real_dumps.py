@@ -12,10 +12,10 @@ import pytest
 
 from conftest import NLTK_DATA, SAMPLE_DUMP, WIKI, punkt_free_paths, wiki_file
 from wikipairs.reading import DumpFile
-from wikipairs.pairs import PairBuilder, PairConfig, build_pairs_in_memory
+from wikipairs.pairs.tasks import PairBuilder, PairConfig, build_pairs_in_memory
 from wikipairs.parse import ParseConfig, iter_articles
-from wikipairs.quality import leaking_sentences, leaking_texts
-from wikipairs.sentences import SentenceSplitter
+from wikipairs.pairs.quality import leaking_sentences, leaking_texts
+from wikipairs.text.sentences import SentenceSplitter
 
 LEAK_THRESHOLD = 0.002  # at most 0.2% of sentences may still hold markup
 REAL_DUMPS = ["enwiki-sample-gensim.xml.bz2", "enwiki-table-markup.xml.bz2", "elwiki-sample.xml.bz2"]

@@ -8,7 +8,7 @@ import pytest
 
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.records import Redirect
-from wikipairs.redirects import MAX_DEPTH, RedirectMap
+from wikipairs.text.redirects import MAX_DEPTH, RedirectMap
 
 SAMPLE = str(files("wikipairs") / "data" / "sample.xml.bz2")
 

@@ -243,7 +243,7 @@ def test_split_rejects_bad_percent():
 
 def test_finetune_pairs_shards(dev, tmp_path):
     from wikipairs.schemas import pair_fields
-    from wikipairs.vocab import CLS_ID, SEP_ID, Tokenizer, train_vocab
+    from wikipairs.pairs.vocab import CLS_ID, SEP_ID, Tokenizer, train_vocab
 
     spm = str(tmp_path / "spm.model")
     sentences = [s for s in dev.candidates["sentence"][:3000]] + dev.questions["question"][:2000]
@@ -270,7 +270,7 @@ def test_finetune_pairs_shards(dev, tmp_path):
 
 
 def test_extra_candidates_from_pair_shards(mini, tmp_path):
-    from wikipairs.pair_shards import pair_row, write_shard
+    from wikipairs.shards.pair_shards import pair_row, write_shard
     from wikipairs.records import Pair
 
     texts = [mini.candidates["passage"][5],  # a ReQA passage: nothing new

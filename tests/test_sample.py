@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wikipairs.parse import ParseConfig, iter_articles
-from wikipairs.quality import MARKUP_LEAK
+from wikipairs.pairs.quality import MARKUP_LEAK
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = str(files("wikipairs") / "data" / "sample.xml.bz2")

@@ -1,4 +1,4 @@
-"""Record schemas (wikipairs.schemas) and the Parquet files written with them (wikipairs.shards)."""
+"""Record schemas (wikipairs.schemas) and the Parquet files written with them (wikipairs.shards.output)."""
 from __future__ import annotations
 
 import os
@@ -13,7 +13,7 @@ import pytest
 from wikipairs.parse import ParseConfig, article_row, iter_articles
 from wikipairs.records import Article, Link, Section
 from wikipairs.schemas import ARTICLE, REDIRECT, Field, arrow_schema, markdown_table, to_arrow_rows
-from wikipairs.shards import ParquetShards, shard_name, write_parquet
+from wikipairs.shards.output import ParquetShards, shard_name, write_parquet
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = str(files("wikipairs") / "data" / "sample.xml.bz2")

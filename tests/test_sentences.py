@@ -1,4 +1,4 @@
-"""Sentence splitting in every language (wikipairs.sentences): Punkt where a punkt_tab model is
+"""Sentence splitting in every language (wikipairs.text.sentences): Punkt where a punkt_tab model is
 installed, sentencex elsewhere, and the universal rule for other scripts' end marks on top.
 
 Small paragraphs written for these tests check exact splits and offsets; the real dumps in
@@ -14,8 +14,8 @@ import pytest
 
 from conftest import NLTK_DATA, WIKI
 from wikipairs.errors import WikipairsError
-from wikipairs import sentences
-from wikipairs.sentences import THAI_MIN_CHARS, SentenceSplitter, _thai_cuts
+from wikipairs.text import sentences
+from wikipairs.text.sentences import THAI_MIN_CHARS, SentenceSplitter, _thai_cuts
 
 
 @pytest.fixture(autouse=True)

@@ -25,14 +25,14 @@ from nltk.tokenize.punkt import load_punkt_params
 
 from conftest import NLTK_DATA, wiki_file
 from wikipairs.reading import sources as xml_sources
-from wikipairs import sentences as sentences_module
-from wikipairs import wikitext
+from wikipairs.text import sentences as sentences_module
+from wikipairs.text import wikitext
 from wikipairs.reading import DumpFile
 from wikipairs.errors import TruncatedDumpError
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.records import Link
-from wikipairs.sentences import SentenceSplitter, _FastPunkt, _load_punkt_tab
-from wikipairs.wikitext import Cleaner, _Piece
+from wikipairs.text.sentences import SentenceSplitter, _FastPunkt, _load_punkt_tab
+from wikipairs.text.wikitext import Cleaner, _Piece
 
 DUMPS = ["enwiki-sample-gensim.xml.bz2", "enwiki-minidump-dbpedia.xml.bz2",
          "enwiki-table-markup.xml.bz2", "elwiki-sample.xml.bz2", "dewiki-minidump-dbpedia.xml.bz2"]

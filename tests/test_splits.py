@@ -21,11 +21,11 @@ from conftest import (NLTK_DATA, SAMPLE_DUMP, assert_one_line_error, describe, p
                       run_cli, wiki_file)
 from wikipairs.reading import read_pages
 from wikipairs.errors import DumpError
-from wikipairs.pair_shards import pair_row
-from wikipairs.pairs import PairBuilder, PairConfig, approx_token_count, build_pairs_in_memory
+from wikipairs.shards.pair_shards import pair_row
+from wikipairs.pairs.tasks import PairBuilder, PairConfig, approx_token_count, build_pairs_in_memory
 from wikipairs.pipelines.transforms import ResolveRedirects
 from wikipairs.records import Redirect
-from wikipairs.redirects import RedirectMap
+from wikipairs.text.redirects import RedirectMap
 from wikipairs.reading.splits import (Split, index_for, plan_splits, read_split, stream_offsets,
                               write_multistream)
 

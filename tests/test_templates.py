@@ -1,4 +1,4 @@
-"""Templates kept as text (wikipairs.templates) and dropped ones, on the sample and inline."""
+"""Templates kept as text (wikipairs.text.templates) and dropped ones, on the sample and inline."""
 from __future__ import annotations
 
 from collections import Counter
@@ -8,10 +8,10 @@ import pytest
 
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.records import Page, SiteInfo
-from wikipairs.sentences import SentenceSplitter
-from wikipairs.templates import RENDERERS, renderer_for, template_key
-from wikipairs.titles import TitleParser
-from wikipairs.wikitext import Cleaner
+from wikipairs.text.sentences import SentenceSplitter
+from wikipairs.text.templates import RENDERERS, renderer_for, template_key
+from wikipairs.text.titles import TitleParser
+from wikipairs.text.wikitext import Cleaner
 
 SAMPLE = str(files("wikipairs") / "data" / "sample.xml.bz2")
 

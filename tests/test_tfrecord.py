@@ -1,4 +1,4 @@
-"""wikipairs.tfrecord: Example encoding and TFRecord files, with protobuf (tests/tfexample.py)
+"""wikipairs.shards.tfrecord: Example encoding and TFRecord files, with protobuf (tests/tfexample.py)
 and TensorFlow as the oracles.
 
 The TensorFlow tests are skipped where TensorFlow is not installed; the others (CRC, framing,
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from tfexample import crc32c_reference, decode_example, encode_example, encode_typed_example
-from wikipairs import tfrecord
-from wikipairs.tfrecord import (RowEncoder, TFRecordWriter, crc32c, frame_record, frame_records,
+from wikipairs.shards import tfrecord
+from wikipairs.shards.tfrecord import (RowEncoder, TFRecordWriter, crc32c, frame_record, frame_records,
                                 read_tfrecords)
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -158,7 +158,7 @@ def test_no_tensorflow_import():
     """Writing and reading shards needs neither TensorFlow nor protobuf."""
     code = textwrap.dedent("""
         import io, sys
-        import wikipairs.tfrecord as t
+        import wikipairs.shards.tfrecord as t
         buf = io.BytesIO()
         with t.TFRecordWriter(buf) as writer:
             writer.write(t.RowEncoder({"a": ("int64", False)}).encode({"a": 1}))

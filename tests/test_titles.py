@@ -1,4 +1,4 @@
-"""Title normalization (wikipairs.titles.TitleParser) against what MediaWiki does.
+"""Title normalization (wikipairs.text.titles.TitleParser) against what MediaWiki does.
 
 Oracles are MediaWiki's rules (Title::newFromText, MediaWikiTitleCodec, Parser link handling),
 written out by hand for each input.
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from wikipairs.records import Namespace, SiteInfo
-from wikipairs.titles import TitleParser, clean_spaces, upper_first
+from wikipairs.text.titles import TitleParser, clean_spaces, upper_first
 
 # The namespaces of the bundled sample's siteinfo (an enwiki export).
 ENWIKI_NAMESPACES = [

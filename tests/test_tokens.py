@@ -1,12 +1,12 @@
-"""The token measure of wikipairs.tokens: script-aware counts, truncation, the prose rule."""
+"""The token measure of wikipairs.text.tokens: script-aware counts, truncation, the prose rule."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from wikipairs.pairs import approx_token_count
-from wikipairs.tokens import is_prose, token_count, tokens, truncate_by_count, truncate_tokens
+from wikipairs.pairs.tasks import approx_token_count
+from wikipairs.text.tokens import is_prose, token_count, tokens, truncate_by_count, truncate_tokens
 
 OLD_MEASURE = re.compile(r"\w+|[^\w\s]")  # the measure before script-aware counting
 

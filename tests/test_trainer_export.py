@@ -47,7 +47,7 @@ from wikipairs.trainer.export import (DOCUMENT_ENCODER, QUERY_ENCODER, QUERY_IDS
                                       export_saved_model, load_encoders, make_id_functions,
                                       query_ids, response_ids)
 from wikipairs.trainer.model import TwoTower  # noqa: E402
-from wikipairs.vocab import Tokenizer  # noqa: E402
+from wikipairs.pairs.vocab import Tokenizer  # noqa: E402
 
 GENSIM = "enwiki-sample-gensim.xml.bz2"
 VOCAB_SIZE = 4000

@@ -177,7 +177,7 @@ def test_named_configs_and_json_round_trip():
 
 
 def test_special_ids_match_the_vocabulary():
-    from wikipairs import vocab
+    from wikipairs.pairs import vocab
     assert (PAD_ID, CLS_ID, SEP_ID, MASK_ID, UNK_ID) == (
         vocab.PAD_ID, vocab.CLS_ID, vocab.SEP_ID, vocab.MASK_ID, vocab.UNK_ID)
 

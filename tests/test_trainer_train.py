@@ -582,7 +582,7 @@ def test_bf16_computes_in_bfloat16_and_keeps_float32_weights(shards, tmp_path, b
         return
     export = pytest.importorskip("wikipairs.trainer.export")
     pytest.importorskip("tensorflow_text")
-    from wikipairs.vocab import Tokenizer
+    from wikipairs.pairs.vocab import Tokenizer
 
     export.export_saved_model(model, str(run / "spm.model"), str(tmp_path / "export"))
     questions = ["Who wrote the gensim library?", "topic models"]

@@ -1,4 +1,4 @@
-"""wikipairs.vocab on the real enwiki-sample-gensim dump: sampling, training, tokenizing.
+"""wikipairs.pairs.vocab on the real enwiki-sample-gensim dump: sampling, training, tokenizing.
 
 The dump is parsed once per session (conftest's `enwiki_gensim`, via `iter_articles`); one 2000
 vocabulary is trained per module on a 5000-sentence sample (~3 s; the whole sample takes ~8 s).
@@ -13,7 +13,7 @@ import unicodedata
 import pytest
 import sentencepiece as spm
 
-from wikipairs.vocab import (CLS_ID, MASK_ID, PAD_ID, SEP_ID, SPECIAL_TOKENS, UNK_ID, Tokenizer,
+from wikipairs.pairs.vocab import (CLS_ID, MASK_ID, PAD_ID, SEP_ID, SPECIAL_TOKENS, UNK_ID, Tokenizer,
                              VocabError, sample_sentences, train_vocab, vocab_file_path)
 
 VOCAB = 2000

@@ -1,5 +1,5 @@
-"""The test oracle for wikipairs.tfrecord: `tf.train.Example` through protobuf itself, and a
-reference CRC32C. Not production code (wikipairs.tfrecord needs neither protobuf nor this).
+"""The test oracle for wikipairs.shards.tfrecord: `tf.train.Example` through protobuf itself, and a
+reference CRC32C. Not production code (wikipairs.shards.tfrecord needs neither protobuf nor this).
 
 * `Example` / `Feature`: message classes wire-compatible with tensorflow/core/example/
   {example,feature}.proto, declared in a private protobuf `DescriptorPool` (package
@@ -115,7 +115,7 @@ def encode_example(features: Mapping[str, object]) -> bytes:
     list/tuple of values of one of those kinds; an empty list gives a Feature with no kind
     (an empty VarLenFeature of any dtype in TensorFlow).
     Output: the serialized Example, through protobuf's deterministic serialization: features
-    in its map order (with the upb runtime, wikipairs.tfrecord._map_key's), whatever the
+    in its map order (with the upb runtime, wikipairs.shards.tfrecord._map_key's), whatever the
     order of the input, so equal inputs give equal bytes in every process.
     """
     example = Example()

@@ -9,7 +9,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from wikipairs.tfrecord import frame_record
+from wikipairs.shards.tfrecord import frame_record
 
 if TYPE_CHECKING:
     from .train_config import TrainConfig
@@ -76,7 +76,7 @@ def tensorboard_available() -> bool:
 class ScalarEvents:
     """TensorBoard scalars in `log_dir`: `add(step, {"train/loss": 2.3, ...})`. The event file
     is TFRecord-framed `Event` protos (tensorboard's own proto classes, framed by
-    wikipairs.tfrecord), written here rather than by tensorboard's writer, which imports
+    wikipairs.shards.tfrecord), written here rather than by tensorboard's writer, which imports
     TensorFlow whenever it is installed: a JAX run stays free of it. Steps are global steps,
     so a resumed run continues its curves (in a new event file)."""
 

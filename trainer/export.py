@@ -35,7 +35,7 @@ must be built with it so that training and the exported graph agree.
 
 Tokenization runs inside the graph: a `tensorflow_text.SentencepieceTokenizer` built from the
 SentencePiece model's bytes (an attribute of the graph's op, so the SavedModel needs no file
-outside itself), with the [CLS]/[SEP] framing and truncation of `wikipairs.vocab.Tokenizer`, padded
+outside itself), with the [CLS]/[SEP] framing and truncation of `wikipairs.pairs.vocab.Tokenizer`, padded
 with [PAD]=0 to the static length. The `.model` file is also copied into the SavedModel's
 `assets/` for reference, and `assets.extra/wikipairs_export.json` records the model config, the
 lengths and the layout. Loading needs `import tensorflow_text` (it registers the SentencePiece
@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Sequence
 import keras
 import numpy as np
 
-from wikipairs.vocab import Tokenizer
+from wikipairs.pairs.vocab import Tokenizer
 
 from wikipairs.special_tokens import CLS_ID, PAD_ID, SEP_ID
 

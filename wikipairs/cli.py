@@ -97,7 +97,7 @@ def main(ctx, debug):
     ctx.obj = {"debug": debug}
 
 
-# Shared by parse, build and vocab (the choices are wikipairs.sentences.METHODS).
+# Shared by parse, build and vocab (the choices are wikipairs.text.sentences.METHODS).
 _sentence_splitter_option = click.option(
     "--sentence-splitter", default="auto", show_default=True,
     type=click.Choice(["auto", "punkt", "sentencex", "punkt-trained"]),
@@ -231,8 +231,8 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
     from .pipelines.driver import BuildConfig, build as run_build
     from .reading import check_declared_language
-    from .pair_shards import FORMATS
-    from .pairs import TASKS, PairConfig
+    from .shards.pair_shards import FORMATS
+    from .pairs.tasks import TASKS, PairConfig
     from .parse import ParseConfig
 
     if not (ctx.obj or {}).get("debug"):  # Beam's log lines would bury the one-line errors
@@ -265,7 +265,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
 
 def print_stats_table(stats: dict) -> None:
     """The columns of the paper's Table 1, per task."""
-    from .report import stats_table
+    from .shards.report import stats_table
 
     for line in stats_table(stats):
         click.echo(line)
@@ -294,7 +294,7 @@ def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, all
     """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""
     from .reading import check_declared_language
     from .parse import ParseConfig, iter_articles
-    from .vocab import sample_sentences, train_vocab
+    from .pairs.vocab import sample_sentences, train_vocab
 
     config = ParseConfig(inputs=list(inputs) or [sample_dump()], output="", lang=lang,
                          allow_truncated=allow_truncated, sentence_splitter=sentence_splitter)
@@ -313,7 +313,7 @@ def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, all
               help="Write histograms of query/document lengths and pairs per page (PNG).")
 def stats(folder, plot):
     """The Table-1 statistics of a build (pairs, tokens, mean lengths), optionally plotted."""
-    from .report import built_tasks, load_stats, plot_stats
+    from .shards.report import built_tasks, load_stats, plot_stats
 
     data = load_stats(folder)
     print_stats_table(data)
@@ -332,7 +332,7 @@ def stats(folder, plot):
 @click.option("--seed", default=0, show_default=True, type=int, help="Which pairs are shown.")
 def show(folder, task, count, seed):
     """Print pairs of a build readably, with their provenance."""
-    from .report import format_pair, load_stats, pick_pairs
+    from .shards.report import format_pair, load_stats, pick_pairs
 
     load_stats(folder)
     rows = pick_pairs(folder, task, count, seed)
@@ -346,7 +346,7 @@ def show(folder, task, count, seed):
 @click.argument("folder", type=click.Path(file_okay=False))
 def verify(folder):
     """Check every file of a build or parse output against its manifest (exit 2 on any mismatch)."""
-    from .verify import verify_build
+    from .shards.verify import verify_build
 
     checked = verify_build(folder)
     click.echo(f"ok: {checked} files match {fileio.join(folder, 'manifest.json')}")

@@ -18,15 +18,15 @@ import pyarrow as pa
 
 from . import __version__
 from .reading import DumpFile, expand_inputs
-from .filters import skip_reason
+from .text.filters import skip_reason
 from .progress import ProgressLines
 from .records import Article, Page, Redirect
-from .redirects import RedirectMap
-from .sentences import TRAINING_CHARS, SentenceSplitter
+from .text.redirects import RedirectMap
+from .text.sentences import TRAINING_CHARS, SentenceSplitter
 from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
-from .shards import (MANIFEST, OWN_SHARD_FILE, ParquetShards, file_entry, prepare_output,
+from .shards.output import (MANIFEST, OWN_SHARD_FILE, ParquetShards, file_entry, prepare_output,
                      sha256_file, write_json, write_parquet)
-from .wikitext import Cleaner, ParseOptions
+from .text.wikitext import Cleaner, ParseOptions
 
 
 @dataclass

@@ -33,8 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from wikipairs.errors import WikipairsError
-from wikipairs.sampling import sample, stable_id
-from wikipairs.shards import sha256_file
+from wikipairs.pairs.sampling import sample, stable_id
+from wikipairs.shards.output import sha256_file
 
 CANDIDATES_FILE = "candidates.parquet"
 QUESTIONS_FILE = "questions.parquet"
@@ -126,7 +126,7 @@ def sentence_index(starts: list[int], ends: list[int], position: int) -> tuple[i
 
 def default_splitter(texts=()):
     """The project's Punkt splitter for English (punkt_tab via NLTK_DATA; else trained on texts)."""
-    from wikipairs.sentences import SentenceSplitter
+    from wikipairs.text.sentences import SentenceSplitter
     return SentenceSplitter.for_language("en", texts)
 
 
@@ -306,8 +306,8 @@ def finetune_rows(data: ReqaData, tokenizer, query_max: int = 64, doc_max: int =
                   lang: str = "en") -> list[dict]:
     """One pair-schema row per (question row, gold candidate): query = question, doc_title =
     the gold sentence, doc_text = its passage (the response's sentence in the title slot of
-    `[CLS] title [SEP] text [SEP]`), token ids from `tokenizer` (a wikipairs.vocab.Tokenizer)."""
-    from wikipairs.pair_shards import pair_row
+    `[CLS] title [SEP] text [SEP]`), token ids from `tokenizer` (a wikipairs.pairs.vocab.Tokenizer)."""
+    from wikipairs.shards.pair_shards import pair_row
     from wikipairs.records import Pair
 
     cand, ques = data.candidates, data.questions
@@ -331,8 +331,8 @@ def write_finetune_pairs(data: ReqaData, output: str, vocab: str, train_percent:
     (what `wikipairs train finetune --data OUTPUT` reads) and the validation part likewise under
     OUTPUT/valid/reqa/; OUTPUT/split.json records the split. Returns that record."""
     from wikipairs import fileio
-    from wikipairs.pair_shards import write_shard
-    from wikipairs.vocab import Tokenizer
+    from wikipairs.shards.pair_shards import write_shard
+    from wikipairs.pairs.vocab import Tokenizer
 
     if not os.path.isfile(vocab):
         raise ReqaError(f"{vocab}: no such file (a SentencePiece model from wikipairs vocab)")

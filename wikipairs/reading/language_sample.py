@@ -1,7 +1,7 @@
 """Whether a dump's text looks like the language its siteinfo declares, from its first articles.
 
 dewiki-minidump declares en but is German: the check warns in one line and `--lang` then brings
-that language's aliases and sentence splitter (wikipairs.language_check decides from the text).
+that language's aliases and sentence splitter (wikipairs.text.language_check decides from the text).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable, Iterator
 
 from ..errors import DumpError
-from ..language_check import TextLanguage, mismatch, warning_line
+from ..text.language_check import TextLanguage, mismatch, warning_line
 from .page_reader import DumpFile
 from .page_scanner import PageScanner
 from .sources import ChunkStream, expand_inputs, open_xml

@@ -26,7 +26,7 @@ import mwxml.errors
 from .. import fileio
 from ..errors import DumpError, TruncatedDumpError
 from ..records import Namespace, Page, SiteInfo
-from ..titles import TitleParser
+from ..text.titles import TitleParser
 from .page_scanner import PageScanner
 from .sources import ChunkStream, XmlStream, copy_for, expand_inputs, open_xml
 

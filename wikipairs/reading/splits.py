@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .. import fileio
-from ..bloom import BloomFilter
+from .bloom import BloomFilter
 from ..errors import DumpError
 from ..records import Page
-from ..titles import TitleParser
+from ..text.titles import TitleParser
 from . import fastbz2
 from .fastbz2 import open_bz2
 from .page_reader import DumpFile, PageReader

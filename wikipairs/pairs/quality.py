@@ -5,8 +5,8 @@ import functools
 import re
 from collections.abc import Iterable
 
-from .mediawiki_names import image_option_words, local_namespaces
-from .records import Article
+from ..text.mediawiki_names import image_option_words, local_namespaces
+from ..records import Article
 
 # Markup that must not survive cleaning, in any language: templates, links, table rows, refs,
 # English image options and namespace prefixes, entities left encoded (&nbsp; &amp; &#91;),

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Iterator
 
 import sentencepiece as spm
 
-from .errors import WikipairsError
-from .records import Article
-from .fileio import write_atomic
-from .special_tokens import (CLS, CLS_ID, MASK, MASK_ID, PAD, PAD_ID, SEP, SEP_ID,  # noqa: F401
+from ..errors import WikipairsError
+from ..records import Article
+from ..fileio import write_atomic
+from ..special_tokens import (CLS, CLS_ID, MASK, MASK_ID, PAD, PAD_ID, SEP, SEP_ID,  # noqa: F401
                              SPECIAL_TOKENS, UNK, UNK_ID)
 MODEL_TYPES = ("unigram", "bpe", "char", "word")
 

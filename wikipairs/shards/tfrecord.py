@@ -26,7 +26,7 @@ from typing import BinaryIO
 import google_crc32c  # C implementation where its wheels have one; else its (slower) Python one
 from isal import igzip  # ISA-L's gzip: the shards' compression at ~4x zlib's speed
 
-from . import fileio
+from .. import fileio
 
 __all__ = [
     "RowEncoder", "TFRecordWriter", "crc32c", "frame_record", "frame_records", "masked_crc32c",

@@ -8,7 +8,7 @@ is upper-cased where the namespace's case rule is `first-letter`.
 A namespace's names are, first come first kept: the dump's siteinfo (its own word, main names
 only), the canonical English names (valid on every wiki), and the names and aliases that
 mwconstants lists for the wiki's language (Vietnamese Hình:, Japanese 画像:, Chinese 分類:; see
-wikipairs.mediawiki_names), so `--lang` brings that language's aliases.
+wikipairs.text.mediawiki_names), so `--lang` brings that language's aliases.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from .mediawiki_names import LocalNamespace, local_namespaces
-from .records import Namespace, SiteInfo
+from ..records import Namespace, SiteInfo
 
 # Canonical (English) namespace names work on every wiki, whatever its language.
 CANONICAL_NAMESPACES = {

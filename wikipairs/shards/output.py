@@ -13,9 +13,9 @@ import re
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import fileio
-from .errors import WikipairsError
-from .fileio import TMP_SUFFIX
+from .. import fileio
+from ..errors import WikipairsError
+from ..fileio import TMP_SUFFIX
 
 MANIFEST = "manifest.json"
 _SHARD_FILE = re.compile(r"^part-\d{5}-of-\d{5}\.")

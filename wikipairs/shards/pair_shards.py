@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 
 from wikipairs.schemas import arrow_schema, example_kinds, pair_fields
 
-from . import fileio
-from .records import Pair
-from .shards import TMP_SUFFIX, sha256_file, shard_name
+from .. import fileio
+from ..records import Pair
+from .output import TMP_SUFFIX, sha256_file, shard_name
 
 FORMATS = ("parquet", "tfrecord")
 SUFFIXES = {"parquet": ".parquet", "tfrecord": ".tfrecord.gz"}

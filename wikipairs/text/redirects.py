@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .records import Redirect
+from ..records import Redirect
 
 MAX_DEPTH = 10  # MediaWiki follows one hop; dumps hold longer chains, we follow up to this many
 

@@ -31,7 +31,7 @@ from nltk.tokenize.punkt import (_ORTHO_BEG_LC, _ORTHO_LC, _ORTHO_MID_UC, _ORTHO
                                  PunktLanguageVars, PunktParameters, PunktSentenceTokenizer,
                                  PunktToken, PunktTrainer, load_punkt_params)
 
-from .errors import WikipairsError
+from ..errors import WikipairsError
 
 try:
     from nltk.tabdata import PunktDecoder

@@ -8,11 +8,11 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
-from . import fileio
-from .errors import WikipairsError
-from .pairs import TASKS
-from .sampling import sample
-from .shards import MANIFEST
+from .. import fileio
+from ..errors import WikipairsError
+from ..pairs.tasks import TASKS
+from ..pairs.sampling import sample
+from .output import MANIFEST
 
 
 class ReportError(WikipairsError):

@@ -2,7 +2,7 @@
 
 Rules (also in the README):
 - Tokens: the SentencePiece pieces with `--vocab`, else the script-aware measure of
-  wikipairs.tokens: words with their combining marks, each punctuation mark, and in scripts
+  wikipairs.text.tokens: words with their combining marks, each punctuation mark, and in scripts
   written without spaces short runs of characters (a Han character; two kana; three Thai, Lao,
   Khmer or Myanmar characters). Every count, cap and truncation below uses the same measure.
 - Passages: consecutive sentences of one section, packed greedily until the next sentence would
@@ -37,14 +37,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .records import Article, Pair
+from ..records import Article, Pair
 from .sampling import choose, coin, sample, stable_id
-from .tokens import is_prose, token_count, truncate_by_count, truncate_tokens
+from ..text.tokens import is_prose, token_count, truncate_by_count, truncate_tokens
 
 TASKS = ("ict", "bfs", "wlp")
 FRAMING = 3  # [CLS] title [SEP] text [SEP]
 
-# The token measure when no SentencePiece model is given (wikipairs.tokens owns it).
+# The token measure when no SentencePiece model is given (wikipairs.text.tokens owns it).
 approx_token_count = token_count
 
 

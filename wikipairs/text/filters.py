@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .records import Page
+from ..records import Page
 
 # Disambiguation templates (lower-case, without "Template:"), per language plus English ones.
 DISAMBIGUATION_TEMPLATES = {

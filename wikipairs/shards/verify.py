@@ -8,9 +8,9 @@ import re
 
 import pyarrow.parquet as pq
 
-from . import fileio
-from .errors import WikipairsError
-from .shards import MANIFEST, listed_files, sha256_file
+from .. import fileio
+from ..errors import WikipairsError
+from .output import MANIFEST, listed_files, sha256_file
 
 _PART = re.compile(r"^part-\d{5}-of-\d{5}\.")
 

@@ -17,7 +17,7 @@ import mwparserfromhell
 from mwparserfromhell.nodes import (Argument, Comment, ExternalLink, Heading, HTMLEntity, Tag,
                                     Template, Text, Wikilink)
 
-from .records import Article, Link, Page, Section
+from ..records import Article, Link, Page, Section
 from .sentences import SentenceSplitter
 from .templates import renderer_for
 from .titles import INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces

@@ -79,18 +79,3 @@ def test_without_indexed_bzip2_python_bz2_reads(real_bz2, tmp_path, monkeypatch)
     path.write_bytes(real_bz2)
     got, error = _read_all(open_bz2(str(path)))
     assert error is None and got == bz2.decompress(real_bz2)
-
-
-def test_decompress_is_bz2_decompress(real_bz2):
-    from wikipairs.reading.fastbz2 import decompress
-
-    for name, data in _cases(real_bz2).items():
-        try:
-            expected, expected_error = bz2.decompress(data), None
-        except (OSError, ValueError) as e:
-            expected, expected_error = None, type(e)
-        try:
-            got, error = decompress(data), None
-        except (OSError, ValueError) as e:
-            got, error = None, type(e)
-        assert (got, error) == (expected, expected_error), name

@@ -96,20 +96,6 @@ class FastBz2Reader(io.RawIOBase):
         super().close()
 
 
-def decompress(data: bytes) -> bytes:
-    """What `bz2.decompress(data)` gives (and raises), with less CPU (see FastBz2Reader)."""
-    reader = FastBz2Reader(lambda: io.BytesIO(data))
-    try:
-        out = bytearray()
-        while chunk := reader.read1(1 << 20):
-            out += chunk
-    except EOFError as e:  # bz2.decompress says ValueError where BZ2File says EOFError
-        raise ValueError(str(e).replace("file", "data")) from None
-    finally:
-        reader.close()
-    return bytes(out)
-
-
 def open_bz2(path: str, threads: int = 1) -> FastBz2Reader:
     """The decompressed bytes of the bz2 file at `path` (local, or a URL: see fileio)."""
     return FastBz2Reader(lambda: fileio.open_read(path), threads)

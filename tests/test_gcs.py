@@ -1,26 +1,33 @@
 """`wikipairs build`, `verify`, `stats` and `show` on gs:// paths, against a GCS emulator.
 
 The emulator (gcp-storage-emulator, pure Python, in the dev extra) serves the GCS JSON API on
-127.0.0.1 from a thread of this process; STORAGE_EMULATOR_HOST sends google-cloud-storage (and so
-Beam's gcsio, in the CLI and in its DirectRunner worker processes, which inherit the environment)
-there. Nothing leaves the machine.
+127.0.0.1 from threads of this process; STORAGE_EMULATOR_HOST sends wikipairs.fileio (pyarrow's
+GcsFileSystem, anonymous over http), in the CLI and in its DirectRunner worker processes, which
+inherit the environment, and google-cloud-storage (the `Gcs` helper below) there. Nothing leaves
+the machine, and no credentials are needed.
 
-Credentials: without any, Beam's gcsio falls back to an anonymous client, but only after
-google.auth.default() has failed five times with exponential back-off (~27 s in every process).
-So the tests point GOOGLE_APPLICATION_CREDENTIALS at a made-up "authorized_user" file whose
-access token expires in 2099: it loads at once, is never refreshed, and the emulator ignores it.
+The emulator's own server answers one request at a time, and Arrow streams an object from an
+offset to its end: a reader holding a half-read download open (the first stage peeks at a dump,
+then decodes it on every core) stalled every other request until the client's retries gave up.
+So requests get a thread each, are handled one at a time (its storage is not thread-safe), and
+are answered outside that lock.
 """
 from __future__ import annotations
 
 import bz2
+import functools
+import io
 import json
-import socket
+import threading
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from conftest import assert_one_line_error, describe, run_cli, wiki_file
+from test_layout import loaded_after
 from test_splits import make_multistream
+from wikipairs import fileio
 
 emulator = pytest.importorskip(
     "gcp_storage_emulator.server",
@@ -29,9 +36,6 @@ emulator = pytest.importorskip(
 BUCKET = "wikipairs-test"
 GS = f"gs://{BUCKET}"
 GENSIM = "enwiki-sample-gensim.xml.bz2"
-_FAKE_CREDENTIALS = {"type": "authorized_user", "client_id": "emulator",
-                     "client_secret": "emulator", "refresh_token": "emulator",
-                     "token": "emulator", "expiry": "2099-01-01T00:00:00Z"}
 
 
 class Gcs:
@@ -70,25 +74,57 @@ class Gcs:
         return sorted(b.name[len(prefix):] for b in self.bucket.list_blobs(prefix=prefix))
 
 
+class _Handler(emulator.RequestHandler):
+    """One request at a time, answered after the lock is released (see the module docstring)."""
+    lock = threading.Lock()
+
+    def _serially(self, handle):
+        socket_file, self.wfile = self.wfile, io.BytesIO()
+        try:
+            with self.lock:
+                handle()
+        finally:
+            answer, self.wfile = self.wfile.getvalue(), socket_file
+        try:
+            socket_file.write(answer)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a download closed before its end (Arrow does so on close and seek)
+
+    def do_GET(self):
+        self._serially(super().do_GET)
+
+    def do_POST(self):
+        self._serially(super().do_POST)
+
+    def do_PUT(self):
+        self._serially(super().do_PUT)
+
+    def do_PATCH(self):
+        self._serially(super().do_PATCH)
+
+    def do_DELETE(self):
+        self._serially(super().do_DELETE)
+
+
 @pytest.fixture(scope="module")
-def gcs(tmp_path_factory):
+def gcs():
     import logging
+
+    from gcp_storage_emulator.handlers.buckets import create_bucket
+    from gcp_storage_emulator.storage import Storage
     logging.getLogger("gcp_storage_emulator").setLevel(logging.ERROR)  # one warning a request
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = emulator.create_server("127.0.0.1", port, in_memory=True, default_bucket=BUCKET)
-    server.start()
-    credentials = tmp_path_factory.mktemp("gcs") / "credentials.json"
-    credentials.write_text(json.dumps(_FAKE_CREDENTIALS))
+    storage = Storage(use_memory_fs=True)
+    create_bucket(BUCKET, storage)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, storage))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{port}")
-        mp.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(credentials))
-        mp.setenv("GOOGLE_CLOUD_PROJECT", "test")
+        mp.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{server.server_address[1]}")
         try:
             yield Gcs()
         finally:
-            server.stop()
+            server.shutdown()
+            server.server_close()
 
 
 def cli_ok(*args):
@@ -240,3 +276,32 @@ def test_failed_gs_build_leaves_no_manifest(gcs, tmp_path):
     assert not gcs.exists(f"{out}/manifest.json")
     assert_one_line_error(run_cli("verify", out), "no manifest.json")
     assert_one_line_error(run_cli("stats", out), "not a finished build")
+
+
+def test_gs_files_without_beam(gcs):
+    """wikipairs.fileio reads and writes gs:// objects in a fresh interpreter without importing
+    apache_beam (the core's floor, tests/test_layout.py); a missing object is a short
+    FileNotFoundError."""
+    url = f"{GS}/no-beam"
+    code = f"""
+        from wikipairs import fileio
+        url = {url!r}
+        fileio.write_atomic(url + "/a.json", b"{{}}")
+        with fileio.create(url + "/b.bin.tmp") as f:
+            f.write(b"x" * 300_000)  # more than one upload chunk (256 KiB)
+        fileio.rename(url + "/b.bin.tmp", url + "/b.bin")
+        assert fileio.read_text(url + "/a.json") == "{{}}"
+        with fileio.open_read(url + "/b.bin") as f:
+            assert f.peek(1)[:1] == b"x" and f.seek(-2, 2) == 299_998 and f.read() == b"xx"
+        assert fileio.listdir(url) == ["a.json", "b.bin"] and fileio.size(url + "/b.bin") == 300_000
+        assert fileio.glob(url + "/*.json") == [url + "/a.json"]
+        try:
+            fileio.open_read(url + "/missing")
+            raise AssertionError("no error for a missing object")
+        except FileNotFoundError as e:
+            assert (e.strerror, e.filename) == ("no such file or bucket", url + "/missing")
+    """
+    assert loaded_after(code) == []
+    assert gcs.names(url) == ["a.json", "b.bin"]  # no temporary object left
+    fileio.rmtree(url)
+    assert gcs.names(url) == []

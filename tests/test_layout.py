@@ -92,6 +92,15 @@ def test_a_missing_extra_is_one_line_naming_it(tmp_path, module):
     (tmp_path / "data" / "ict" / "part-00000-of-00001.tfrecord.gz").write_bytes(b"")
     command = ["train", "pretrain", "--data", str(tmp_path / "data"), "--output",
                str(tmp_path / "out")]
+    done = run_without(module, command)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert len(lines) == 1 and "pip install 'wikipairs[train]'" in lines[0], lines
+    assert lines[0].startswith("wikipairs: error: 'wikipairs train' needs "), lines
+
+
+def run_without(module: str, command: list[str]) -> subprocess.CompletedProcess:
+    """`wikipairs COMMAND` in a fresh interpreter where `module` cannot be imported."""
     code = textwrap.dedent(f"""
         import sys
         class Missing:
@@ -102,9 +111,19 @@ def test_a_missing_extra_is_one_line_naming_it(tmp_path, module):
         from wikipairs.cli import main
         main({command!r}, prog_name="wikipairs")
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2, done.stderr[-3000:]
-    assert len(lines) == 1 and "pip install 'wikipairs[train]'" in lines[0], lines
-    assert lines[0].startswith("wikipairs: error: 'wikipairs train' needs "), lines
+
+
+def test_beam_is_the_build_extra(tmp_path):
+    """Without apache_beam, `wikipairs parse` runs and `wikipairs build` is one line naming the
+    `beam` extra (status 2), leaving no output behind."""
+    parsed = run_without("apache_beam", ["parse", "-o", str(tmp_path / "articles"), "--quiet"])
+    assert parsed.returncode == 0, parsed.stderr[-3000:]
+    assert (tmp_path / "articles" / "manifest.json").exists()
+    built = run_without("apache_beam", ["build", "-o", str(tmp_path / "pairs")])
+    lines = built.stderr.strip().splitlines()
+    assert built.returncode == 2, built.stderr[-3000:]
+    assert lines == ["wikipairs: error: 'wikipairs build' needs apache_beam, which is not "
+                     "installed: pip install 'wikipairs[beam]'"], lines
+    assert not (tmp_path / "pairs" / "manifest.json").exists()

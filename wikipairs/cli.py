@@ -16,8 +16,9 @@ from .errors import WikipairsError
 
 EXIT_USAGE = 2
 # Modules of the optional extras (pyproject.toml), by the extra that installs them.
-_EXTRAS = {"tensorflow": "train", "tensorflow_text": "train", "keras": "train", "bm25s": "train",
-           "Stemmer": "train", "tensorboard": "train", "jax": "jax"}
+_EXTRAS = {"apache_beam": "beam", "tensorflow": "train", "tensorflow_text": "train",
+           "keras": "train", "bm25s": "train", "Stemmer": "train", "tensorboard": "train",
+           "jax": "jax"}
 LANG_HELP = ("Language code (ja, de, ...), overriding the dump's siteinfo: namespace aliases, "
              "image options and sentence splitting follow it.")
 

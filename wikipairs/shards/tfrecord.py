@@ -180,8 +180,8 @@ def _gzip_writer(fileobj: BinaryIO, compresslevel: int):
 class TFRecordWriter:
     """Writes TFRecords to an open binary file object (a context manager).
 
-    `fileobj`: e.g. from open(path, "wb") or apache_beam FileSystems.create(path) (pass
-    compression_type=CompressionTypes.UNCOMPRESSED there: this class compresses itself).
+    `fileobj`: e.g. from open(path, "wb") or fileio.create(path) (uncompressed: this class
+    compresses itself).
     `compression`: "gzip" (readable by TFRecordDataset(..., compression_type="GZIP")) or None.
     Records are buffered and framed in batches of about `batch_bytes`. `close()` (or leaving
     the `with` block) flushes everything and finishes the gzip stream; it does not close

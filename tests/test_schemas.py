@@ -13,7 +13,7 @@ import pytest
 from wikipairs.parse import ParseConfig, article_row, iter_articles
 from wikipairs.records import Article, Link, Section
 from wikipairs.schemas import ARTICLE, REDIRECT, Field, arrow_schema, markdown_table, to_arrow_rows
-from wikipairs.shards.output import ParquetShards, shard_name, write_parquet
+from wikipairs.shards.output import ParquetRows, ParquetShards, shard_name, write_parquet
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = str(files("wikipairs") / "data" / "sample.xml.bz2")
@@ -196,6 +196,27 @@ def test_parquet_shards(tmp_path):
     back = [r for p, _ in done for r in pq.read_table(p).to_pylist()]
     assert back == rows
     assert all(pq.read_schema(p).equals(schema) for p, _ in done)
+    # Each shard's row groups depend on its own rows only: groups of 2, then the rest.
+    groups = [[pq.ParquetFile(p).metadata.row_group(g).num_rows
+               for g in range(pq.ParquetFile(p).metadata.num_row_groups)] for p, _ in done]
+    assert groups == [[2, 1], [2, 1], [2]]
+
+
+def test_parquet_rows_size_groups_by_bytes(tmp_path):
+    """ParquetRows: the first group holds `first_group` rows, later ones about `buffer_bytes`."""
+    schema = arrow_schema(REDIRECT)
+    rows = ParquetRows(str(tmp_path / "a.parquet"), schema, row_group=1000,
+                       buffer_bytes=2_000, first_group=4)
+    for i in range(100):
+        rows.write({"source": "s" * 50 + str(i), "target": "t" * 50, "resolved": None})
+    rows.close()
+    meta = pq.ParquetFile(tmp_path / "a.parquet").metadata
+    sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+    assert sum(sizes) == 100 and sizes[0] == 4 and 4 < max(sizes) < 100, sizes
+    empty = ParquetRows(str(tmp_path / "b.parquet"), schema, row_group=10)
+    empty.close()
+    assert pq.read_table(tmp_path / "b.parquet").num_rows == 0
+    assert pq.read_schema(tmp_path / "b.parquet").equals(schema)
 
 
 def test_empty_shards_keep_the_schema(tmp_path):

@@ -30,68 +30,97 @@ def shard_name(index: int, count: int, suffix: str) -> str:
     return f"part-{index:05d}-of-{count:05d}{suffix}"
 
 
+class ParquetRows:
+    """Rows into one Parquet file (zstd), buffered as columns (Arrow builds them ~2x faster than
+    from row dicts) and written as row groups of at most `row_group` rows and, with
+    `buffer_bytes`, about that much Arrow data: the size of a row is learnt from the groups
+    written, the first of which holds at most `first_group` rows (article rows are ~50 kB, so
+    1,000 of them as Python objects took hundreds of MB). A file without rows holds an empty
+    table, so its schema stays readable. The group sizes depend only on this file's rows.
+
+    `where`: a path or an open binary file (fileio.create for gs://); `close()` does not close
+    a file it was given."""
+
+    def __init__(self, where, schema: pa.Schema, row_group: int,
+                 buffer_bytes: int | None = None, first_group: int | None = None):
+        self.schema, self.row_group, self.buffer_bytes = schema, row_group, buffer_bytes
+        self.writer = pq.ParquetWriter(where, schema, compression="zstd")
+        self.rows = 0  # written and buffered
+        self._group = min(row_group, first_group or row_group)  # rows to buffer before writing
+        self._rows_written = self._bytes_written = 0
+        self._columns: dict[str, list] = {name: [] for name in schema.names}
+        self._buffered = 0
+
+    def write(self, row: dict) -> None:
+        for name, column in self._columns.items():
+            column.append(row[name])
+        self._buffered += 1
+        self.rows += 1
+        if self._buffered >= self._group:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._buffered:
+            return
+        table = pa.table(self._columns, schema=self.schema)
+        self.writer.write_table(table)
+        self._columns = {name: [] for name in self.schema.names}
+        self._buffered = 0
+        if self.buffer_bytes is not None:
+            self._rows_written += table.num_rows
+            self._bytes_written += table.nbytes
+            per_row = max(1, self._bytes_written // max(1, self._rows_written))
+            self._group = max(1, min(self.row_group, self.buffer_bytes // per_row))
+
+    def close(self) -> None:
+        self._flush()
+        if self.rows == 0:
+            self.writer.write_table(self.schema.empty_table())
+        self.writer.close()
+
+
 class ParquetShards:
-    """Writes rows to DIR/part-NNNNN-of-MMMMM.parquet, `rows_per_shard` rows each.
+    """Writes rows to DIR/part-NNNNN-of-MMMMM.parquet, `rows_per_shard` rows each (ParquetRows:
+    row groups of at most `row_group` rows and about `buffer_bytes`).
 
     The total is known only at the end, so shards are written as `.tmp` files and renamed by
     `close()`, which returns [(path, rows)]. Shards of an earlier run in the folder are
     removed first."""
 
-    # Rows are buffered as Python objects until a row group is written: at most `row_group`
-    # rows, and about `buffer_bytes` of Arrow data (the size of a row is learnt from the row
-    # groups written, the first of which holds `_FIRST_GROUP` rows). Article rows are large
-    # (~50 kB), so 1,000 of them as Python objects took hundreds of MB.
-    _FIRST_GROUP = 32
+    _FIRST_GROUP = 32  # rows of a shard's first row group, before a row's size is known
 
     def __init__(self, folder: str, schema: pa.Schema, rows_per_shard: int = 50_000,
                  row_group: int = 1_000, buffer_bytes: int = 16 << 20):
         self.folder, self.schema = folder, schema
         self.rows_per_shard, self.row_group = rows_per_shard, row_group
         self.buffer_bytes = buffer_bytes
-        self._group = min(row_group, self._FIRST_GROUP)  # rows to buffer before writing
-        self._rows_written = self._bytes_written = 0
         os.makedirs(folder, exist_ok=True)
         # Shards of an earlier run (maybe more of them) must not mix with this run's.
         for name in os.listdir(folder):
             if _SHARD_FILE.match(name) or name.endswith(TMP_SUFFIX):
                 os.remove(os.path.join(folder, name))
         self._tmp: list[tuple[str, int]] = []
-        self._writer: pq.ParquetWriter | None = None
-        self._rows_in_shard = 0
-        self._buffer: list[dict] = []
+        self._shard: ParquetRows | None = None
 
     def write(self, row: dict) -> None:
-        self._buffer.append(row)
-        if len(self._buffer) >= self._group:
-            self._flush()
+        if self._shard is None:
+            path = os.path.join(self.folder, f"shard-{len(self._tmp):05d}{TMP_SUFFIX}")
+            self._shard = ParquetRows(path, self.schema, self.row_group, self.buffer_bytes,
+                                      self._FIRST_GROUP)
+            self._tmp.append((path, 0))
+        self._shard.write(row)
+        if self._shard.rows >= self.rows_per_shard:
+            self._close_shard()
 
-    def _flush(self) -> None:
-        while self._buffer:
-            if self._writer is None:
-                path = os.path.join(self.folder, f"shard-{len(self._tmp):05d}{TMP_SUFFIX}")
-                self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
-                self._tmp.append((path, 0))
-                self._rows_in_shard = 0
-            room = self.rows_per_shard - self._rows_in_shard
-            rows, self._buffer = self._buffer[:room], self._buffer[room:]
-            table = pa.Table.from_pylist(rows, schema=self.schema)
-            self._writer.write_table(table)
-            self._rows_written += table.num_rows
-            self._bytes_written += table.nbytes
-            per_row = max(1, self._bytes_written // max(1, self._rows_written))
-            self._group = max(1, min(self.row_group, self.buffer_bytes // per_row))
-            self._rows_in_shard += table.num_rows
-            del rows, table
-            path, _ = self._tmp[-1]
-            self._tmp[-1] = (path, self._rows_in_shard)
-            if self._rows_in_shard >= self.rows_per_shard:
-                self._writer.close()
-                self._writer = None
+    def _close_shard(self) -> None:
+        self._shard.close()
+        path, _ = self._tmp[-1]
+        self._tmp[-1] = (path, self._shard.rows)
+        self._shard = None
 
     def close(self) -> list[tuple[str, int]]:
-        self._flush()
-        if self._writer is not None:
-            self._writer.close()
+        if self._shard is not None:
+            self._close_shard()
         if not self._tmp:  # an empty shard keeps the schema readable
             path = os.path.join(self.folder, f"shard-00000{TMP_SUFFIX}")
             pq.write_table(self.schema.empty_table(), path)

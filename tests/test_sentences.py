@@ -243,3 +243,17 @@ def test_sentencex_splits_inside_quotes_and_keeps_the_marks():
     french = SentenceSplitter.for_language("fr")
     assert check_spans(french, "Il écrit : « Il part. Il revient. » Puis « non ». « Oui. » Fin.") == \
         ["Il écrit : « Il part.", "Il revient. »", "Puis « non ».", "« Oui. »", "Fin."]
+
+
+def test_sentences_load_nltk_without_scipy():
+    """NLTK's package would import scipy.stats (~0.5 s per start) for collocations; the sentence
+    splitter loads NLTK without it, and scipy.stats still imports afterwards."""
+    import subprocess
+    import sys
+    code = ("import sys, wikipairs.text.sentences as s; "
+            "assert 'nltk' in sys.modules and 'scipy.stats' not in sys.modules; "
+            "assert s.SentenceSplitter.for_language('en', []).split('One. Two.') == ['One.', 'Two.']; "
+            "import scipy.stats; print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -22,12 +22,31 @@ from __future__ import annotations
 import os
 import re
 import string
+import sys
 from bisect import bisect_right
 from collections.abc import Iterable
 
-import nltk.data
 import regex
-from nltk.tokenize.punkt import (_ORTHO_BEG_LC, _ORTHO_LC, _ORTHO_MID_UC, _ORTHO_UC,
+
+
+def _import_nltk_without_scipy() -> None:
+    """Import NLTK with scipy.stats hidden: NLTK's package imports it (~0.5 s of every start:
+    `parse`, each Beam worker) for collocation statistics that sentence splitting never uses,
+    and falls back when it is missing (nltk.metrics.association, nltk.metrics.scores). Hidden
+    only while NLTK loads; a later `import scipy.stats` works as usual."""
+    if "nltk" in sys.modules or "scipy.stats" in sys.modules:
+        return
+    sys.modules["scipy.stats"] = None  # `import scipy.stats` raises ImportError meanwhile
+    try:
+        import nltk  # noqa: F401
+    finally:
+        del sys.modules["scipy.stats"]
+
+
+_import_nltk_without_scipy()
+
+import nltk.data  # noqa: E402
+from nltk.tokenize.punkt import (_ORTHO_BEG_LC, _ORTHO_LC, _ORTHO_MID_UC, _ORTHO_UC,  # noqa: E402
                                  PunktLanguageVars, PunktParameters, PunktSentenceTokenizer,
                                  PunktToken, PunktTrainer, load_punkt_params)
 

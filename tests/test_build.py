@@ -806,6 +806,12 @@ def test_missing_input_is_one_line(tmp_path):
     (["--task", ""], "--task"),
     (["--format", "csv"], "--format"),
     (["--ict-keep-rate", "1.5"], "--ict-keep-rate"),
+    # Options neither wikipairs nor Beam knows: refused, with the closest of either's options
+    (["--wokers", "1"], "'--wokers'. did you mean '--workers'?"),
+    (["--num-shard", "3"], "'--num-shard'. did you mean '--num-shards'?"),
+    (["--temp_locaton", "gs://bucket/tmp"], "'--temp_locaton'. did you mean '--temp_location'?"),
+    (["--num_workers", "many"], "--num_workers"),  # an option of Beam's with a bad value
+    (["stray"], "stray"),
 ])
 def test_bad_options_are_one_line(tmp_path, args, fragment):
     out = tmp_path / "out"

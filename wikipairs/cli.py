@@ -1,6 +1,7 @@
 """The `wikipairs` command line. Usage and input errors: one line on stderr, exit status 2."""
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
@@ -229,13 +230,15 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
           allow_truncated, keep_tables, sentence_splitter, quiet, progress):
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
 
-    Options Beam knows (e.g. --project, --region, --temp_location) are passed through."""
+    Options Beam knows (e.g. --project, --region, --temp_location) are passed through; any
+    other option is an error."""
     from .pipelines.driver import BuildConfig, build as run_build
     from .reading import check_declared_language
     from .shards.pair_shards import FORMATS
     from .pairs.tasks import TASKS, PairConfig
     from .parse import ParseConfig
 
+    _refuse_unknown_options(ctx)
     if not (ctx.obj or {}).get("debug"):  # Beam's log lines would bury the one-line errors
         import logging
         logging.disable(logging.ERROR)  # a failed stage is reported as our one line instead
@@ -262,6 +265,26 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
         return
     print_stats_table(stats)
     click.echo(f"{'output':<24}{fileio.abspath(output)}")
+
+
+def _refuse_unknown_options(ctx: click.Context) -> None:
+    """`build` hands the options it does not know itself to Beam, and Beam ignores those it
+    does not know either: refuse them here, so that a typo (--wokers, --temp_locaton) is a usage
+    error rather than a setting silently left at its default."""
+    from .pipelines.options import BeamOptionError, beam_option_names, unknown_beam_args
+
+    try:
+        unknown = unknown_beam_args(ctx.args)
+    except BeamOptionError as e:  # --num_workers=many, --project without its value
+        raise click.UsageError(str(e), ctx=ctx) from None
+    flags = [arg for arg in unknown if arg.startswith("-")]
+    if flags:
+        name = flags[0].split("=", 1)[0]
+        ours = [opt for param in ctx.command.params for opt in param.opts + param.secondary_opts]
+        closest = difflib.get_close_matches(name, ours + beam_option_names(), n=1)
+        raise click.NoSuchOption(name, possibilities=closest, ctx=ctx)
+    if unknown:
+        raise click.UsageError(f"Got unexpected extra argument ({unknown[0]})", ctx=ctx)
 
 
 def print_stats_table(stats: dict) -> None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from conftest import (SAMPLE_DUMP, assert_one_line_error, describe, read_articles, run_cli,
-                      wiki_file)
+from conftest import (SAMPLE_DUMP, assert_one_line_error, cli_command, describe, read_articles,
+                      run_cli, wiki_file)
 from wikipairs import __version__
 from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
 from wikipairs.shards.output import sha256_file
@@ -38,6 +40,19 @@ def test_version():
 def test_console_script_is_declared():
     scripts = metadata.entry_points(group="console_scripts", name="wikipairs")
     assert [s.value for s in scripts] == ["wikipairs.cli:main"]
+
+
+def test_python_m_wikipairs_is_the_command():
+    """`python -m wikipairs` prints what `wikipairs` does, under the same program name."""
+    for args in (["--help"], ["--version"], ["parse", "--help"]):
+        _, env = cli_command()
+        module = subprocess.run([sys.executable, "-m", "wikipairs", *args], env=env,
+                                capture_output=True, text=True, encoding="utf-8", timeout=300)
+        command = run_cli(*args)
+        assert module.returncode == command.returncode == 0, describe(module)
+        assert module.stdout == command.stdout, describe(module) + describe(command)
+        assert module.stderr == "", describe(module)
+    assert module.stdout.startswith("Usage: wikipairs parse "), describe(module)
 
 
 def test_unknown_option_is_one_error_line(tmp_path):

@@ -29,7 +29,8 @@ RUNTIMES = ("apache_beam", "tensorflow", "keras", "jax")
 
 def core_modules() -> list[str]:
     """Every module of the core, in its stage folders too (not the CLI, not the upper floors)."""
-    upper = ("wikipairs.pipelines", "wikipairs.schemas", "wikipairs.trainer", "wikipairs.cli")
+    upper = ("wikipairs.pipelines", "wikipairs.schemas", "wikipairs.trainer", "wikipairs.cli",
+             "wikipairs.__main__")  # `python -m wikipairs`: the CLI too
     return sorted(m.name for m in pkgutil.walk_packages(wikipairs.__path__, "wikipairs.")
                   if not m.name.startswith(upper))
 

@@ -68,6 +68,29 @@ def test_unknown_option_is_one_error_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_debug_after_the_subcommand_shows_the_traceback(tmp_path):
+    missing = tmp_path / "missing.xml"
+    result = run_cli("parse", "-i", missing, "-o", tmp_path / "out", "--debug")
+    assert result.returncode == 2, describe(result)
+    assert "Traceback (most recent call last)" in result.stderr, describe(result)
+    assert result.stderr.splitlines()[-1] == f"wikipairs: error: {missing}: no such file"
+    assert_one_line_error(run_cli("parse", "-i", missing, "-o", tmp_path / "out"),
+                          f"{missing}: no such file")
+
+
+def test_every_subcommand_takes_debug():
+    """Subcommands of subgroups too: --debug is added to whatever the group registers."""
+    from wikipairs.cli import main
+
+    def subcommands(group, path=()):
+        for name, command in getattr(group, "commands", {}).items():
+            yield path + (name,), command
+            yield from subcommands(command, path + (name,))
+
+    for path, command in subcommands(main):
+        assert "--debug" in [opt for param in command.params for opt in param.opts], path
+
+
 # ---- parse with no input: the bundled sample -------------------------------------------------
 
 def _check_output_folder(out: Path, input_path: Path) -> dict:

@@ -51,8 +51,30 @@ def _one_line(error: click.UsageError) -> click.UsageError:
     return one
 
 
+DEBUG_HELP = "Show tracebacks instead of one-line errors."
+
+
+def _set_debug(ctx: click.Context, param: click.Parameter, debug: bool) -> None:
+    if debug:  # the root's obj: the flag _Group.invoke reads when the subcommand fails
+        ctx.find_root().ensure_object(dict)["debug"] = True
+
+
+def _add_debug_option(command: click.Command) -> None:
+    """--debug after the subcommand too (`wikipairs build --debug ...`, where it is typed when
+    a run fails), for the subcommands of subgroups as well."""
+    if not any(param.name == "debug" for param in command.params):
+        command.params.append(click.Option(["--debug"], is_flag=True, expose_value=False,
+                                           callback=_set_debug, help=DEBUG_HELP))
+    for subcommand in getattr(command, "commands", {}).values():
+        _add_debug_option(subcommand)
+
+
 class _Group(click.Group):
     """Turns every error into one line on stderr (a traceback only with --debug)."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        super().add_command(cmd, name)
+        _add_debug_option(cmd)
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:  # errors in the group's own options (`wikipairs --bogus`)
@@ -92,7 +114,7 @@ def _fail(message: str, status: int = EXIT_USAGE):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wikipairs")
-@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.pass_context
 def main(ctx, debug):
     """Wikipedia dumps to retrieval pre-training pairs, and a two-tower retriever."""

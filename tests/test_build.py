@@ -177,8 +177,20 @@ def _job_staged_wheel(work: Path, _) -> Path:
                              "--skip-dependency-check", "--sdist", "--outdir", str(sdist_dir),
                              str(REPO)], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
+    _assert_no_packaging_warnings(result)
     (sdist,) = sdist_dir.glob("wikipairs-*.tar.gz")
     return _pip_wheel(sdist, wheel_dir)
+
+
+# What setuptools says of a pyproject.toml it means to stop accepting (a license table, package
+# data in a folder `packages` does not list); not distutils' "byte-compiling is disabled" lines.
+_PACKAGING_WARNING = re.compile(r"deprecat|is absent from|BuildBackendWarning|SetuptoolsWarning",
+                                re.IGNORECASE)
+
+
+def _assert_no_packaging_warnings(result: subprocess.CompletedProcess) -> None:
+    output = result.stdout + result.stderr
+    assert not _PACKAGING_WARNING.search(output), output[-3000:]
 
 
 # fixture name -> (job, fixtures it needs); in the order they start
@@ -865,6 +877,7 @@ def _pip_wheel(sdist: Path, wheel_dir: Path) -> Path:
                              "--no-build-isolation", "--no-cache-dir", "-w", str(wheel_dir),
                              str(sdist)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    _assert_no_packaging_warnings(result)
     (wheel,) = wheel_dir.glob("wikipairs-*.whl")
     return wheel
 

@@ -25,14 +25,16 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikipairs import __version__, fileio
 from wikipairs.reading import DumpFile
+from wikipairs.records import SiteInfo
 from wikipairs.errors import WikipairsError
 from wikipairs.shards.pair_shards import FORMATS
 from wikipairs.pairs.tasks import TASKS, PairConfig
 from wikipairs.parse import ParseConfig, training_text
 from wikipairs.progress import LineWriter, ProgressLines
 from wikipairs.text.sentences import SentenceSplitter
-from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, prepare_output, sha256_file,
-                              write_json)
+from wikipairs.shards.card import CARD, build_card, check_card, write_card
+from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, file_entry, prepare_output,
+                              sha256_file, write_json)
 from wikipairs.reading.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 
 from .build import build_pipeline
@@ -138,13 +140,14 @@ def staging_file() -> str:
 
 def _clean_output(config: BuildConfig) -> None:
     try:
-        # Refuses, deleting nothing, where a task folder holds files no build wrote there;
-        # then the old manifest goes first.
+        # Refuses, deleting nothing, where a task folder holds files no build wrote there (or
+        # README.md is someone's own); then the old manifest goes first.
+        check_card(config.output, "wikipairs build")
         prepare_output(config.output, "wikipairs build",
                        {**{task: OWN_SHARD_FILE for task in TASKS}, NOTES: None, WORKDIR: None})
         for sub in list(TASKS) + [NOTES, WORKDIR]:
             fileio.rmtree(fileio.join(config.output, sub))
-        for name in ("stats.json", "stats.json" + TMP_SUFFIX, LOG):
+        for name in ("stats.json", "stats.json" + TMP_SUFFIX, CARD, LOG):
             if fileio.exists(fileio.join(config.output, name)):
                 fileio.remove(fileio.join(config.output, name))
     except OSError as e:
@@ -207,7 +210,7 @@ def build(config: BuildConfig) -> dict:
                  else "script-aware-words", num_shards=num_shards, splits=len(splits),
                  redirects="memory" if in_memory else "join")
     write_json(fileio.join(config.output, "stats.json"), stats)
-    _write_manifest(config, paths, num_shards, len(splits), stats)
+    _write_manifest(config, paths, num_shards, len(splits), stats, sites[paths[0]])
     for folder in (NOTES, WORKDIR):
         with contextlib.suppress(OSError):
             fileio.rmtree(fileio.join(config.output, folder))
@@ -328,7 +331,8 @@ def _stats(config: BuildConfig, notes: list[dict], counters: dict, seconds: floa
 
 
 def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, splits: int,
-                    stats: dict) -> None:
+                    stats: dict, site: SiteInfo) -> None:
+    """The dataset card (README.md), then manifest.json, which lists it, last."""
     notes = read_notes(config.output)
     files = [f for n in sorted(notes, key=lambda n: (n["task"], n["shard"])) for f in n["files"]]
     expected = sum(len(config.formats) * (num_shards if task == "wlp" else splits)
@@ -344,6 +348,8 @@ def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, spli
         "stats": {"path": "stats.json", "sha256": sha256_file(fileio.join(config.output,
                                                                           "stats.json"))},
     }
+    card = write_card(config.output, build_card(manifest, stats, site.dbname, site.base))
+    manifest["card"] = file_entry(config.output, card)
     write_json(fileio.join(config.output, MANIFEST), manifest)
 
 

@@ -722,7 +722,7 @@ def test_verify_passes_on_fresh_builds(gensim_build, sample_build):
         result = run_cli("verify", folder)
         assert result.returncode == 0, describe(result)
         assert result.stdout.startswith("ok: "), describe(result)
-        files = len(load_json(folder / "manifest.json")["shards"]) + 1
+        files = len(load_json(folder / "manifest.json")["shards"]) + 2  # stats.json, README.md
         assert f"{files} files" in result.stdout
 
 

@@ -186,7 +186,7 @@ def test_gs_build_is_byte_identical_to_the_local_build(gcs, gs_builds, local_bui
     assert (source["bytes"], source["sha256"]) == (local["inputs"][0]["bytes"],
                                                    local["inputs"][0]["sha256"])
     # Nothing else is left: no temporary names, no plain copy (.work), no shard notes.
-    listed = {e["path"] for e in remote["shards"]} | {"manifest.json", "stats.json"}
+    listed = {e["path"] for e in remote["shards"]} | {"manifest.json", "stats.json", "README.md"}
     assert set(gcs.names(out)) == listed
 
 

@@ -107,7 +107,7 @@ def test_verify_checks_every_file_of_a_parse_output(parsed):
     assert result.returncode == 0 and result.stderr == "", describe(result)
     listed = json.loads((parsed / "manifest.json").read_text(encoding="utf-8"))["outputs"]
     names = sorted(Path(e["path"]).as_posix() for e in listed)
-    assert names == ["articles/part-00000-of-00001.parquet", "parse_stats.json",
+    assert names == ["README.md", "articles/part-00000-of-00001.parquet", "parse_stats.json",
                      "redirects.parquet"], names
     assert f"ok: {len(names)} files match" in result.stdout, describe(result)
 

@@ -24,6 +24,7 @@ from .records import Article, Page, Redirect
 from .text.redirects import RedirectMap
 from .text.sentences import TRAINING_CHARS, SentenceSplitter
 from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
+from .shards.card import check_card, parse_card, remove_card, write_card
 from .shards.output import (MANIFEST, OWN_SHARD_FILE, ParquetShards, file_entry, prepare_output,
                      sha256_file, write_json, write_parquet)
 from .text.wikitext import Cleaner, ParseOptions
@@ -123,8 +124,8 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
                   info: dict | None = None) -> Iterator[Article]:
     """Articles of the dumps in `config.inputs`, in dump order (both passes; nothing written).
 
-    `counts` receives per-reason counts; `info` receives the redirect map, language and the
-    sentence splitter's source once the first pass is done."""
+    `counts` receives per-reason counts; `info` receives the redirect map, language, the
+    sentence splitter's source and the wiki (dbname, base URL) once the first pass is done."""
     counts = counts if counts is not None else Counter()
     info = info if info is not None else {}
     paths = expand_inputs(config.inputs)
@@ -141,7 +142,8 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
     redirects, texts = read_redirects_and_training_text(dumps, need_text, Counter(),
                                                         config.allow_truncated)
     splitter = SentenceSplitter.for_language(site.lang, texts, method=config.sentence_splitter)
-    info.update(redirects=redirects, lang=site.lang, sentence_splitter=splitter.source)
+    info.update(redirects=redirects, lang=site.lang, sentence_splitter=splitter.source,
+                dbname=site.dbname, base=site.base)
     for first in dumps:  # reopen: pass 2
         dump = first.reopen()
         cleaner = Cleaner(dump.titles, splitter, ParseOptions(keep_tables=config.keep_tables),
@@ -156,7 +158,9 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
 def parse_dump(config: ParseConfig) -> dict:
     """Run the parse job; returns the summary counts. Raises WikipairsError on bad input."""
     paths = expand_inputs(config.inputs)
+    check_card(config.output, "wikipairs parse")  # before anything is deleted
     prepare_output(config.output, "wikipairs parse", {"articles": OWN_SHARD_FILE})
+    remove_card(config.output)  # the old run's: a failed run leaves none
     counts, info = Counter(), {}
     progress = Progress(config.quiet)
     articles = ParquetShards(os.path.join(config.output, "articles"),
@@ -190,6 +194,8 @@ def parse_dump(config: ParseConfig) -> dict:
            file_entry(config.output, os.path.join(config.output, "parse_stats.json"))],
         "counts": summary,
     }
+    card = write_card(config.output, parse_card(manifest, info["dbname"], info["base"]))
+    manifest["outputs"].append(file_entry(config.output, card))
     write_json(os.path.join(config.output, MANIFEST), manifest)
     return summary
 

@@ -157,14 +157,16 @@ OWN_SHARD_FILE = re.compile(
 
 def listed_files(manifest: dict) -> list[dict]:
     """The file entries ({"path", "sha256", maybe "bytes" and "rows"}) of a manifest of
-    `wikipairs build` (its shards and stats.json) or of `wikipairs parse` (its article shards,
-    redirects.parquet and parse_stats.json). KeyError or TypeError for anything else."""
+    `wikipairs build` (its shards, stats.json and README.md) or of `wikipairs parse` (its article
+    shards, redirects.parquet, parse_stats.json and README.md). KeyError or TypeError for
+    anything else."""
     if not isinstance(manifest, dict):
         raise TypeError("not a JSON object")
     if manifest.get("tool") == "wikipairs parse":
         entries = list(manifest["outputs"])
     else:
         entries = list(manifest["shards"]) + [manifest["stats"]]
+        entries += [manifest["card"]] if "card" in manifest else []  # older builds had none
     for entry in entries:
         if not isinstance(entry["path"], str) or not isinstance(entry["sha256"], str):
             raise TypeError(f"a file entry without a path and sha256: {entry!r}")

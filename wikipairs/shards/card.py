@@ -1,0 +1,343 @@
+"""The dataset card (DIR/README.md) of a `wikipairs build` or `wikipairs parse` output folder.
+
+This module owns what the card says and the rule for when a run may replace a README.md. A card
+is rendered from the dicts the run also writes (the manifest, stats.json or the parse counts) and
+the wiki's siteinfo: what the records are, their schema, the counts, how they were made (command,
+seed, inputs with sha256, language, sentence splitter, token measure) and the license. Its YAML
+front matter names one Hugging Face `configs:` entry per Parquet folder, so that
+`datasets.load_dataset(DIR, "ict")` reads the Parquet shards and not the TFRecords beside them.
+
+The card is written just before the manifest, which lists it (size and sha256) like any output.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+
+from .. import fileio
+from .output import OutputError
+from wikipairs.schemas import ARTICLE, REDIRECT, markdown_table, pair_fields
+
+CARD = "README.md"
+# The first line after the front matter: how a later run knows the README.md is its own.
+_MARK = "<!-- Dataset card written by {tool}; the next run into this folder replaces it. -->"
+_MARK_PREFIX = "<!-- Dataset card written by wikipairs"
+
+PAPER = ('Wei-Cheng Chang, Felix X. Yu, Yin-Wen Chang, Yiming Yang and Sanjiv Kumar, '
+         '"Pre-training Tasks for Embedding-based Large-scale Retrieval", ICLR 2020 '
+         '([arXiv:2002.03932](https://arxiv.org/abs/2002.03932))')
+
+_TASK_NAMES = {"ict": "Inverse Cloze Task (ICT)", "bfs": "Body First Selection (BFS)",
+               "wlp": "Wiki Link Prediction (WLP)"}
+
+# Dump files keep Wikimedia's names: enwiki-20240601-pages-articles-multistream1.xml-p1p41242.bz2
+_DUMP_NAME = re.compile(r"^([a-z][a-z0-9_]*)-(\d{8}|latest)-")
+
+
+# ---- the folder: may this run write README.md? ------------------------------------------------
+
+def check_card(folder: str, tool: str) -> None:
+    """OutputError, before anything is deleted, where `folder` holds a README.md that no wikipairs
+    run wrote: a run writes its card there, and must not overwrite someone's own README."""
+    path = fileio.join(folder, CARD)
+    if fileio.exists(path) and not _is_card(fileio.read_text(path)):
+        raise OutputError(f"{path}: not written by wikipairs, and {tool} writes its dataset card "
+                          f"there: move it away or choose another output folder (nothing was "
+                          f"deleted)")
+
+
+def remove_card(folder: str) -> None:
+    """Remove the previous run's card (checked by check_card), so that a run that fails leaves no
+    card describing output that is no longer there."""
+    path = fileio.join(folder, CARD)
+    if fileio.exists(path):
+        fileio.remove(path)
+
+
+def write_card(folder: str, text: str) -> str:
+    """Write the card (never half written); returns its path."""
+    path = fileio.join(folder, CARD)
+    fileio.write_atomic(path, text.encode("utf-8"))
+    return path
+
+
+def _is_card(text: str) -> bool:
+    return text.startswith("---\n") and _MARK_PREFIX in text
+
+
+# ---- the build card ---------------------------------------------------------------------------
+
+def build_card(manifest: dict, stats: dict, dbname: str = "", base: str = "") -> str:
+    """The card of a build folder: `manifest` as the driver writes it (the card's own entry not
+    yet in it), `stats` as in stats.json, `dbname` and `base` from the dump's siteinfo."""
+    config = manifest["config"]
+    tasks = [t for t in config["tasks"] if t in stats["tasks"]]
+    wiki = _wiki(manifest, dbname)
+    parquet = "parquet" in config["formats"]
+    configs = [(t, f"{t}/*.parquet") for t in tasks] if parquet else []
+    total = sum(stats["tasks"][t]["pairs"] for t in tasks)
+    title = f"Retrieval pre-training pairs from {wiki}: {', '.join(t.upper() for t in tasks)}"
+    return "\n".join([
+        _front_matter(stats["lang"], ["text-retrieval", "sentence-similarity"], total, title,
+                      configs),
+        _MARK.format(tool="wikipairs build"),
+        "",
+        f"# {title}",
+        "",
+        f"Query-document pairs for pre-training two-tower retrievers, made by "
+        f"wikipairs {manifest['version']} (`wikipairs build`) from the "
+        f"{_dump_phrase(manifest, wiki)}, following {PAPER}, Section 3.",
+        "",
+        "## The tasks",
+        "",
+        *_task_rules(config, tasks),
+        "## Counts",
+        "",
+        *_counts_table(stats, manifest, tasks),
+        "## Files",
+        "",
+        *_build_files(config, tasks, parquet),
+        "## Schema",
+        "",
+        *_schema_intro(config["formats"]),
+        markdown_table(pair_fields(config.get("vocab") is not None)),
+        "",
+        *_provenance(manifest, stats, [
+            f"- Seed: {manifest['seed']} (every sampled choice is a stable hash of seed, task, "
+            f"page and position: the same inputs and seed give the same pairs)",
+            f"- Tokens: {_token_measure(stats['tokens'])}",
+        ]),
+        *_license(wiki, base, "pairs"),
+    ])
+
+
+def _task_rules(config: dict, tasks: list[str]) -> list[str]:
+    pairs = config["pairs"]
+    passages = (f"A passage is consecutive sentences of one section, packed until the document "
+                f"(`[CLS] title [SEP] passage [SEP]`) would pass {pairs['doc_max_tokens']} tokens.")
+    keep = (f" A seeded {pairs['ict_keep_rate']:g} of documents keep the query sentence "
+            f"(`query_in_doc`)." if pairs.get("ict_keep_rate") else "")
+    rules = {
+        "ict": f"{passages} Each passage of at least two sentences gives one pair: a seeded "
+               f"sentence of it is the query, and the document is the page title with the rest "
+               f"of the passage.{keep}",
+        "bfs": "The query is a seeded sentence of a page's lead section; the document is the "
+               "title with a passage of the same page outside the lead, one pair per such "
+               "passage.",
+        "wlp": f"For each page B that links to page A (redirects resolved, A != B), the query is "
+               f"a seeded lead sentence of A and the document is B's title with the first passage "
+               f"of B holding the link (B's first passage where the link lies outside the text; "
+               f"`link_in_doc` says which). At most {pairs['wlp_docs_per_page']} documents per "
+               f"query page.",
+    }
+    lines = []
+    for task in tasks:
+        lines += [f"- **{_TASK_NAMES[task]}** (`{task}/`): {rules[task]}"]
+    return lines + [
+        f"- Queries have at least {pairs['min_query_tokens']} tokens and fit "
+        f"{pairs['query_max_tokens']} with `[CLS]` and `[SEP]`; documents over "
+        f"{pairs['doc_max_tokens']} tokens have their passage cut."
+        + (f" At most {pairs['pairs_per_page']} ICT and BFS pairs per page."
+           if pairs.get("pairs_per_page") else ""),
+        ""]
+
+
+def _counts_table(stats: dict, manifest: dict, tasks: list[str]) -> list[str]:
+    # The columns of the paper's Table 1, as `wikipairs stats` prints them.
+    lines = ["The columns of the paper's Table 1, from `stats.json`:", "",
+             "| task | pairs | tokens | mean query tokens | mean doc tokens | shards |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for task in tasks:
+        s = stats["tasks"][task]
+        shards = sorted({os.path.basename(e["path"]).split(".")[0] for e in manifest["shards"]
+                         if e["path"].startswith(task + "/")})
+        lines.append(f"| {task} | {s['pairs']:,} | {s['tokens']:,} | "
+                     f"{s['mean_query_tokens']:.2f} | {s['mean_doc_tokens']:.2f} | "
+                     f"{len(shards)} |")
+    counters = stats.get("counters", {})
+    read = ", ".join(f"{counters[k]:,} {k.replace('_', ' ')}"
+                     for k in ("pages_read", "articles", "redirects") if k in counters)
+    return lines + ["", f"From {read}." if read else "", ""]
+
+
+def _build_files(config: dict, tasks: list[str], parquet: bool) -> list[str]:
+    kinds = " and ".join({"parquet": "Parquet (`.parquet`, zstd)",
+                          "tfrecord": "TFRecord (`.tfrecord.gz`, one `tf.train.Example` per pair)"}
+                         [f] for f in config["formats"])
+    lines = [f"- `<task>/part-NNNNN-of-MMMMM.*`: the pairs, as {kinds}."]
+    if parquet:
+        lines.append(f'- `datasets.load_dataset("DIR", "{tasks[0]}")` reads the Parquet shards of '
+                     f"a task (the `configs:` of this card's metadata); all rows are in split "
+                     f"`train`.")
+    return lines + [
+        "- `stats.json`: the counts above and the pipeline's counters (skips by reason).",
+        "- `manifest.json`: command, configuration, package versions, and every file with its "
+        "size and sha256; `wikipairs verify DIR` checks them.",
+        ""]
+
+
+def _schema_intro(formats: list[str]) -> list[str]:
+    if "tfrecord" not in formats:
+        return ["One row per pair.", ""]
+    return ["One row per pair, the same fields in each format (in a `tf.train.Example`, strings "
+            "are `bytes_list`, integers and booleans `int64_list`).", ""]
+
+
+def _token_measure(tokens: str) -> str:
+    if tokens.startswith("sentencepiece:"):
+        return f"SentencePiece pieces of `{tokens.split(':', 1)[1]}` (`{tokens}`)"
+    return (f"words and punctuation marks, script-aware: scripts without spaces are cut into "
+            f"short runs (`{tokens}`, wikipairs/text/tokens.py)")
+
+
+# ---- the parse card ---------------------------------------------------------------------------
+
+def parse_card(manifest: dict, dbname: str = "", base: str = "") -> str:
+    """The card of a parse folder: `manifest` as parse writes it (the card's own entry not yet
+    in it; its `counts` are parse_stats.json)."""
+    counts = manifest["counts"]
+    wiki = _wiki(manifest, dbname)
+    title = f"Parsed articles of {wiki}"
+    return "\n".join([
+        _front_matter(counts["lang"], ["text-retrieval"], counts["articles"], title,
+                      [("articles", "articles/*.parquet"), ("redirects", "redirects.parquet")]),
+        _MARK.format(tool="wikipairs parse"),
+        "",
+        f"# {title}",
+        "",
+        f"The articles of the {_dump_phrase(manifest, wiki)}, parsed by wikipairs "
+        f"{manifest['version']} (`wikipairs parse`): markup removed, "
+        f"sections and paragraphs split into sentences, links with their anchors and "
+        f"redirect-resolved targets; and the wiki's redirect table. `wikipairs build` makes "
+        f"retrieval pre-training pairs from the same parse ({PAPER}).",
+        "",
+        "## Counts",
+        "",
+        *_parse_counts(counts),
+        "## Files",
+        "",
+        "- `articles/part-NNNNN-of-MMMMM.parquet`: one row per article "
+        '(`datasets.load_dataset("DIR", "articles")`).',
+        '- `redirects.parquet`: one row per redirect (`datasets.load_dataset("DIR", '
+        '"redirects")`).',
+        "- `parse_stats.json`: the counts above.",
+        "- `manifest.json`: command, configuration, and every file with its size and sha256; "
+        "`wikipairs verify DIR` checks them.",
+        "",
+        "## Schema",
+        "",
+        "### Article",
+        "",
+        markdown_table(ARTICLE),
+        "",
+        "### Redirect",
+        "",
+        markdown_table(REDIRECT),
+        "",
+        *_provenance(manifest, counts, []),
+        *_license(wiki, base, "articles"),
+    ])
+
+
+def _parse_counts(counts: dict) -> list[str]:
+    lines = ["| | count |", "|---|---:|"]
+    for key in ("pages", "articles", "redirects", "sentences", "links"):
+        lines.append(f"| {key} | {counts[key]:,} |")
+    for reason, n in counts.get("skipped", {}).items():
+        lines.append(f"| pages skipped: {reason} | {n:,} |")
+    return lines + [""]
+
+
+# ---- parts of both cards ----------------------------------------------------------------------
+
+def _front_matter(lang: str, categories: list[str], rows: int, title: str,
+                  configs: list[tuple[str, str]]) -> str:
+    """Hugging Face's card metadata. Written by hand, not by a YAML library (the core has none):
+    strings as JSON, which YAML reads as double-quoted scalars."""
+    q = json.dumps
+    lines = ["---", "license: cc-by-sa-4.0", "language:", f"- {q(lang)}", "task_categories:",
+             *[f"- {c}" for c in categories], "size_categories:", f"- {_size_category(rows)}",
+             f"pretty_name: {q(title)}", "tags:", "- wikipedia", "- wikipairs"]
+    if configs:
+        lines.append("configs:")
+    for name, path in configs:
+        lines += [f"- config_name: {name}", "  data_files:", "  - split: train",
+                  f"    path: {q(path)}"]
+    return "\n".join(lines + ["---"])
+
+
+def _size_category(rows: int) -> str:
+    """Hugging Face's size_categories bucket: n<1K, 1K<n<10K, ..., n>1T."""
+    bounds = ["1K", "10K", "100K", "1M", "10M", "100M", "1B", "10B", "100B", "1T"]
+    if rows < 1000:
+        return "n<1K"
+    for i, upper in enumerate(bounds[1:], 1):
+        if rows < 10 ** (i + 3):
+            return f"{bounds[i - 1]}<n<{upper}"
+    return "n>1T"
+
+
+def _wiki(manifest: dict, dbname: str) -> str:
+    """The wiki's dbname (siteinfo), else the one in the dump's file name."""
+    if dbname:
+        return dbname
+    for entry in manifest["inputs"]:
+        match = _DUMP_NAME.match(os.path.basename(entry["path"]))
+        if match:
+            return match.group(1)
+    return "a Wikimedia wiki"
+
+
+def _dump_phrase(manifest: dict, wiki: str) -> str:
+    """The dump, as in "`enwiki` dump of 2024-06-01 (files below)": the date where the file
+    names carry one."""
+    dates = sorted({_dump_date(e["path"]) for e in manifest["inputs"]} - {None})
+    when = f" of {' and '.join(dates)}" if dates else ""
+    return f"`{wiki}` dump{when} (files below)"
+
+
+def _dump_date(path: str) -> str | None:
+    match = _DUMP_NAME.match(os.path.basename(path))
+    if match is None:
+        return None
+    day = match.group(2)
+    return day if day == "latest" else f"{day[:4]}-{day[4:6]}-{day[6:]}"
+
+
+def _provenance(manifest: dict, stats: dict, extra: list[str]) -> list[str]:
+    lines = ["## How it was made", "",
+             f"- Command: `{_command(manifest.get('command') or [])}`",
+             *extra,
+             f"- Language: `{stats['lang']}`",
+             f"- Sentence splitter: `{stats['sentence_splitter']}`",
+             f"- wikipairs {manifest['version']}",
+             "", "Input dump files:", "", "| file | bytes | sha256 |", "|---|---:|---|"]
+    for entry in manifest["inputs"]:
+        lines.append(f"| `{os.path.basename(entry['path'])}` | {entry['bytes']:,} | "
+                     f"`{entry['sha256']}` |")
+    return lines + [""]
+
+
+def _command(argv: list[str]) -> str:
+    # argv[0] is wherever the program was started from (a venv, `python -m wikipairs.cli`).
+    return shlex.join(["wikipairs", *argv[1:]]) if argv else "(not recorded)"
+
+
+def _license(wiki: str, base: str, what: str) -> list[str]:
+    site = re.sub(r"(https?://[^/]+).*", r"\1", base) if base else ""
+    source = f"[{wiki}]({site})" if site else f"`{wiki}`"
+    return [
+        "## License and attribution",
+        "",
+        f"The text comes from {source}, written by its contributors, whose text is available "
+        f"under the [Creative Commons Attribution-ShareAlike 4.0 License]"
+        f"(https://creativecommons.org/licenses/by-sa/4.0/) (CC BY-SA 4.0) and the "
+        f"[GNU Free Documentation License](https://www.gnu.org/licenses/fdl-1.3.html) (GFDL). "
+        f"These {what} are adapted from it (markup removed, text split and recombined) and are "
+        f"shared under CC BY-SA 4.0: reuse them with attribution to the wiki's contributors "
+        f"(page titles and ids are in every row; each page's history lists its authors) and "
+        f"under the same license.",
+        "",
+    ]

@@ -31,11 +31,10 @@ def shard_name(index: int, count: int, suffix: str) -> str:
 
 
 class ParquetRows:
-    """Rows into one Parquet file (zstd), buffered as columns (Arrow builds them ~2x faster than
-    from row dicts) and written as row groups of at most `row_group` rows and, with
-    `buffer_bytes`, about that much Arrow data: the size of a row is learnt from the groups
-    written, the first of which holds at most `first_group` rows (article rows are ~50 kB, so
-    1,000 of them as Python objects took hundreds of MB). A file without rows holds an empty
+    """Rows into one Parquet file (zstd), buffered as they come and written as row groups of at
+    most `row_group` rows and, with `buffer_bytes`, about that much Arrow data: the size of a row
+    is learnt from the groups written, the first of which holds at most `first_group` rows
+    (article rows are ~50 kB, so 1,000 of them as Python objects took hundreds of MB). A file without rows holds an empty
     table, so its schema stays readable. The group sizes depend only on this file's rows.
 
     `where`: a path or an open binary file (fileio.create for gs://); `close()` does not close
@@ -48,24 +47,22 @@ class ParquetRows:
         self.rows = 0  # written and buffered
         self._group = min(row_group, first_group or row_group)  # rows to buffer before writing
         self._rows_written = self._bytes_written = 0
-        self._columns: dict[str, list] = {name: [] for name in schema.names}
-        self._buffered = 0
+        self._buffer: list[dict] = []
 
     def write(self, row: dict) -> None:
-        for name, column in self._columns.items():
-            column.append(row[name])
-        self._buffered += 1
+        self._buffer.append(row)
         self.rows += 1
-        if self._buffered >= self._group:
+        if len(self._buffer) >= self._group:
             self._flush()
 
     def _flush(self) -> None:
-        if not self._buffered:
+        if not self._buffer:
             return
-        table = pa.table(self._columns, schema=self.schema)
+        # Columns by one comprehension each: ~7x faster than appending a row's values one by one.
+        rows, self._buffer = self._buffer, []
+        table = pa.table({name: [row[name] for row in rows] for name in self.schema.names},
+                         schema=self.schema)
         self.writer.write_table(table)
-        self._columns = {name: [] for name in self.schema.names}
-        self._buffered = 0
         if self.buffer_bytes is not None:
             self._rows_written += table.num_rows
             self._bytes_written += table.nbytes

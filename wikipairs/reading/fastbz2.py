@@ -29,7 +29,7 @@ except ImportError:  # a platform without its wheels: Python's bz2 alone
 class FastBz2Reader(io.RawIOBase):
     """A readable stream of the decompressed bytes of the bz2 file that `open_raw()` opens.
 
-    `read1(n)` never drops data before an error (what `_StopAtCut` in dump.py relies on)."""
+    `read1(n)` never drops data before an error (what `_StopAtCut` in reading/sources.py relies on)."""
 
     def __init__(self, open_raw: Callable[[], BinaryIO], threads: int = 1):
         self._open_raw = open_raw

@@ -13,12 +13,17 @@ vocabulary of enwiki-sample-gensim (`wikipairs vocab`, ~13 s), then an ICT+BFS b
 - an untrained tiny Transformer TwoTower, exported and reloaded: signature names, input names
   and dtypes, output shapes, embeddings equal to Keras' (1e-5) for batches of 17 and 1 with
   unicode and empty strings;
-- a small BoW-MLP TwoTower trained for 150 steps (model.fit) on the build's pairs, exported and
-  reloaded: the dot product of query_encoder and response_encoder (sentence = doc title,
-  context = doc text, the pair layout) ranks the true document of 32 held-out ICT pairs (32
-  pages; no training pair has one of their documents) first far more often than chance (1/32):
+- every signature (serving_default is the query encoder) on a batch of 2 non-ASCII texts;
+- a small BoW-MLP TwoTower trained for 150 steps (model.fit) on the build's pairs, saved as a run
+  folder, exported by `wikipairs train export` (its last line: how to load it) and reloaded:
+  the dot product of query_encoder and response_encoder (sentence = doc title, context = doc
+  text, the pair layout) ranks the true document of 32 held-out ICT pairs (32 pages; no
+  training pair has one of their documents) first far more often than chance (1/32):
   top-1 0.375, MRR 0.51 here. (The tiny Transformer needs several hundred steps on 2 CPUs
   before its ranking clearly beats chance; the BoW-MLP tower learns lexical overlap in 150.)
+- a fresh interpreter without tensorflow_text fails to load an export with the error the README
+  explains ("Op type not registered 'SentencepieceTokenizeOp'"), then runs the export command's
+  printed load line and gets the same embeddings from serving_default.
 """
 from __future__ import annotations
 
@@ -40,12 +45,13 @@ keras = pytest.importorskip("keras")
 if keras.backend.backend() != "tensorflow":
     pytest.skip("export needs the Keras TensorFlow backend", allow_module_level=True)
 
-from conftest import describe, run_cli, wiki_file  # noqa: E402
+from conftest import REPO, describe, run_cli, wiki_file  # noqa: E402
+from wikipairs.trainer.checkpoints import MODEL_CONFIG, WEIGHTS  # noqa: E402
 from wikipairs.trainer.configs import ModelConfig  # noqa: E402
 from wikipairs.trainer.export import (DOCUMENT_ENCODER, QUERY_ENCODER, QUERY_IDS,  # noqa: E402
                                       QUESTION_ENCODER, RESPONSE_ENCODER, RESPONSE_IDS,
-                                      export_saved_model, load_encoders, make_id_functions,
-                                      query_ids, response_ids)
+                                      SERVING_DEFAULT, export_saved_model, load_encoders,
+                                      load_hint, make_id_functions, query_ids, response_ids)
 from wikipairs.trainer.model import TwoTower  # noqa: E402
 from wikipairs.pairs.vocab import Tokenizer  # noqa: E402
 
@@ -175,6 +181,14 @@ CONTEXTS = [
     "An English pangram.",
 ]
 assert len(TEXTS) == len(CONTEXTS) == 17
+# A batch of 2 non-ASCII texts for every signature: the first input (input / title) and the
+# second (context / text).
+TWO = {"input": [TEXTS[3], TEXTS[4]], "title": [TEXTS[3], TEXTS[4]],
+       "context": [CONTEXTS[13], CONTEXTS[4]], "text": [CONTEXTS[13], CONTEXTS[4]]}
+SIGNATURE_INPUTS = {QUERY_ENCODER: ["input"], QUESTION_ENCODER: ["input"],
+                    SERVING_DEFAULT: ["input"], RESPONSE_ENCODER: ["input", "context"],
+                    DOCUMENT_ENCODER: ["title", "text"], QUERY_IDS: ["input"],
+                    RESPONSE_IDS: ["input", "context"]}
 
 
 # ---- artifacts: vocabulary, then a build, in a background thread --------------------------------
@@ -340,7 +354,8 @@ def untrained(reloader, spm_model, tmp_path_factory):
         {"signature": RESPONSE_IDS, "inputs": {"input": TEXTS, "context": CONTEXTS}},
         {"signature": QUERY_ENCODER, "inputs": {"input": ["", ""]}},
         {"signature": QUESTION_ENCODER, "inputs": {"input": TEXTS}},
-    ]
+    ] + [{"signature": name, "inputs": {k: TWO[k] for k in inputs}}
+         for name, inputs in SIGNATURE_INPUTS.items()]
     arrays, info = reloader.run(export_dir, cases, tmp_path_factory.mktemp("reload"))
     return model, export_dir, metadata, arrays, info
 
@@ -349,9 +364,10 @@ def test_export_signatures(untrained):
     model, export_dir, metadata, _, info = untrained
     d = model.config.embedding_dim
     sigs = info["signatures"]
-    assert set(sigs) == {QUERY_ENCODER, QUESTION_ENCODER, RESPONSE_ENCODER, DOCUMENT_ENCODER,
-                         QUERY_IDS, RESPONSE_IDS}
-    assert sigs[QUESTION_ENCODER] == sigs[QUERY_ENCODER]
+    assert set(sigs) == set(SIGNATURE_INPUTS) == set(metadata["signatures"])
+    assert sigs[QUESTION_ENCODER] == sigs[QUERY_ENCODER] == sigs[SERVING_DEFAULT]
+    for name, inputs in SIGNATURE_INPUTS.items():
+        assert sorted(sigs[name]["inputs"]) == sorted(inputs), name
     assert sigs[QUERY_ENCODER] == {"inputs": {"input": ["string", [None]]},
                                    "outputs": {"outputs": ["float32", [None, d]]}}
     assert sigs[RESPONSE_ENCODER] == {
@@ -377,8 +393,8 @@ def test_reloaded_embeddings_equal_keras(untrained, tokenizer):
     r_ids = padded_response_ids(tokenizer, TEXTS, CONTEXTS)
     q_keras = np.asarray(model.encode_queries(q_ids))
     r_keras = np.asarray(model.encode_docs(r_ids))
-    q17, q1, r17, r1, doc17, qids, rids, q_empty, question17 = arrays
-    assert info["outputs"] == [["outputs", "float32"]] * 5 + [["ids", "int32"]] * 2 + [
+    q17, q1, r17, r1, doc17, qids, rids, q_empty, question17 = arrays[:9]
+    assert info["outputs"][:9] == [["outputs", "float32"]] * 5 + [["ids", "int32"]] * 2 + [
         ["outputs", "float32"]] * 2
     np.testing.assert_array_equal(qids, q_ids)
     np.testing.assert_array_equal(rids, r_ids)
@@ -393,6 +409,31 @@ def test_reloaded_embeddings_equal_keras(untrained, tokenizer):
     np.testing.assert_allclose(q_empty, np.repeat(q_keras[1:2], 2, axis=0), rtol=0, atol=1e-5)
     assert np.isfinite(q17).all() and np.isfinite(r17).all()
     assert np.ptp(q17, axis=0).max() > 0  # different texts, different embeddings
+
+
+def test_every_signature_on_two_non_ascii_texts(untrained, tokenizer):
+    model, _, _, arrays, info = untrained
+    two = dict(zip(SIGNATURE_INPUTS, arrays[9:]))
+    assert len(two) == len(SIGNATURE_INPUTS) == len(arrays) - 9
+    q_ids = padded_query_ids(tokenizer, TWO["input"])
+    r_ids = padded_response_ids(tokenizer, TWO["input"], TWO["context"])
+    assert (q_ids > 3).sum() >= 10 and (r_ids > 3).sum() >= 20  # real pieces, not only [UNK]
+    expected = {"query": np.asarray(model.encode_queries(q_ids)),
+                "response": np.asarray(model.encode_docs(r_ids))}
+    d = model.config.embedding_dim
+    for (name, out), (key, dtype) in zip(two.items(), info["outputs"][9:]):
+        if name == QUERY_IDS:
+            assert (key, dtype) == ("ids", "int32")
+            np.testing.assert_array_equal(out, q_ids)
+        elif name == RESPONSE_IDS:
+            assert (key, dtype) == ("ids", "int32")
+            np.testing.assert_array_equal(out, r_ids)
+        else:
+            assert (key, dtype, out.shape) == ("outputs", "float32", (2, d)), name
+            assert np.isfinite(out).all(), name
+            tower = "query" if SIGNATURE_INPUTS[name] == ["input"] else "response"
+            np.testing.assert_allclose(out, expected[tower], rtol=0, atol=1e-5, err_msg=name)
+    assert np.abs(two[SERVING_DEFAULT] - two[RESPONSE_ENCODER]).max() > 1e-4  # two towers
 
 
 def test_export_errors(spm_model, tmp_path):
@@ -444,19 +485,26 @@ def trained(reloader, pairs, spm_model, tmp_path_factory):
     history = model.fit(dataset, steps_per_epoch=TRAIN_STEPS // 3, epochs=3, verbose=0,
                         shuffle=False)  # (the dataset is shuffled)
 
-    export_dir = tmp_path_factory.mktemp("trained") / "export"
-    export_saved_model(model, str(spm_model), str(export_dir))
+    # a run folder as `wikipairs train` leaves it, exported by the command
+    run = tmp_path_factory.mktemp("trained")
+    model.save_weights(str(run / WEIGHTS))
+    (run / MODEL_CONFIG).write_text(config.to_json(), encoding="utf-8")
+    (run / "spm.model").write_bytes(spm_model.read_bytes())
+    export_dir = run / "export"
+    result = run_cli("train", "export", run, "-o", export_dir, timeout=600)
+    assert result.returncode == 0, describe(result)
+    assert result.stdout.splitlines()[-1] == load_hint(str(export_dir)), describe(result)
     queries = [r["query"] for r in held]
     titles, texts = [r["doc_title"] for r in held], [r["doc_text"] for r in held]
     cases = [{"signature": QUERY_ENCODER, "inputs": {"input": queries}},
              {"signature": RESPONSE_ENCODER, "inputs": {"input": titles, "context": texts}},
              {"signature": DOCUMENT_ENCODER, "inputs": {"title": titles, "text": texts}}]
     arrays, _ = reloader.run(export_dir, cases, tmp_path_factory.mktemp("reload_trained"))
-    return model, export_dir, held, history.history["loss"], arrays
+    return model, export_dir, held, history.history["loss"], arrays, result.stdout
 
 
 def test_trained_export_ranks_true_document_first(trained, tokenizer):
-    model, _, held, losses, (q, r, doc) = trained
+    model, _, held, losses, (q, r, doc), _ = trained
     assert losses[-1] < losses[0] - 0.3, f"training did not learn: {losses}"
     # the export agrees with the Keras model on the stored ids of the build
     q_keras = np.asarray(model.encode_queries(
@@ -479,7 +527,7 @@ def test_trained_export_ranks_true_document_first(trained, tokenizer):
 
 
 def test_load_encoders(trained):
-    _, export_dir, held, _, (q, r, _) = trained
+    _, export_dir, held, _, (q, r, _), _ = trained
     encoders = load_encoders(str(export_dir), batch_size=5)  # 32 inputs: 7 batches
     query, response = encoders
     queries = [x["query"] for x in held]
@@ -492,3 +540,45 @@ def test_load_encoders(trained):
     assert query([]).shape == (0, encoders.embedding_dim)
     with pytest.raises(ValueError, match="different lengths"):
         response(titles, texts[:3])
+
+
+# A fresh interpreter: load without tensorflow_text (the error the README explains), then run
+# the export command's last line, "load it with: CODE", and the default signature.
+WITHOUT_TF_TEXT = r"""
+import json, sys
+import tensorflow as tf
+try:
+    tf.saved_model.load(sys.argv[1])
+    error = None
+except Exception as e:
+    error = f"{type(e).__name__}: {e}"
+print(json.dumps({"error": error, "tensorflow_text": "tensorflow_text" in sys.modules}))
+scope = {}
+exec(sys.argv[2], scope)
+out = scope["m"].signatures["serving_default"](input=tf.constant(json.loads(sys.argv[3])))
+print(json.dumps(out["outputs"].numpy().tolist()))
+"""
+
+
+def test_load_needs_tensorflow_text_as_the_readme_says(trained):
+    _, export_dir, held, _, (q, _, _), stdout = trained
+    code = stdout.splitlines()[-1].removeprefix("load it with: ")
+    assert code.startswith("import tensorflow as tf, tensorflow_text; ")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    queries = [held[0]["query"], held[1]["query"]]
+    code = code.replace("tf.saved_model.load(", "m = tf.saved_model.load(", 1)
+    result = subprocess.run([sys.executable, "-c", WITHOUT_TF_TEXT, str(export_dir), code,
+                             json.dumps(queries)],
+                            env=env, capture_output=True, text=True, encoding="utf-8", timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    first, second = result.stdout.splitlines()[-2:]
+    failure = json.loads(first)
+    assert failure["tensorflow_text"] is False
+    # the README quotes the error; the op it names is tensorflow_text's SentencePiece tokenizer
+    assert failure["error"] and failure["error"].startswith(
+        "RuntimeError: Op type not registered 'SentencepieceTokenizeOp'"), failure["error"]
+    np.testing.assert_allclose(np.array(json.loads(second)), q[:2], rtol=0, atol=1e-6)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "Op type not registered 'SentencepieceTokenizeOp'" in readme
+    assert "import tensorflow as tf, tensorflow_text" in readme

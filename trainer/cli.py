@@ -195,12 +195,14 @@ def finetune(**options):
 def export(run, output):
     """Export a run's towers as a SavedModel that takes raw strings (tokenizing in its graph):
     signatures query_encoder(input), response_encoder(input, context), document_encoder(title,
-    text), each returning `outputs`, as ReQA-style tools expect."""
+    text), each returning `outputs`, as ReQA-style tools expect; serving_default is
+    query_encoder. Loading it needs `import tensorflow_text` first (the last line printed)."""
     vocab = os.path.join(run, "spm.model")
     if not os.path.isfile(vocab):
         raise TrainUsageError(f"{run}: no spm.model (not a `wikipairs train` run folder?)")
-    from .export import export_saved_model
+    from .export import export_saved_model, load_hint
     from .train import load_model
 
     export_saved_model(load_model(run), vocab, output)
     click.echo(f"SavedModel  {os.path.abspath(output)}")
+    click.echo(load_hint(output))

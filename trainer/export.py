@@ -17,6 +17,9 @@ Signatures (what retrieval-qa-eval, ReQA, looks up; every input is tf.string [No
 - `document_encoder(title, text)` -> {"outputs": float32 [None, D]}: a wikipairs pair document
   (`doc_title`, `doc_text`), exactly the `doc_ids` layout `wikipairs build` writes. With the
   response layout below it is the same function as `response_encoder` under other input names.
+- `serving_default(input)`: the query encoder once more, under the name that
+  `saved_model_cli run`, TF Serving and other tools call when given no signature name. A query
+  (one string) is the input such a tool has; a response needs two, so it has its own names.
 - `query_ids(input)` -> {"ids": int32 [None, query_max_len]} and
   `response_ids(input, context)` -> {"ids": int32 [None, doc_max_len]}: the token ids the
   encoders feed their towers (for checking a tokenizer against the graph's).
@@ -38,9 +41,25 @@ SentencePiece model's bytes (an attribute of the graph's op, so the SavedModel n
 outside itself), with the [CLS]/[SEP] framing and truncation of `wikipairs.pairs.vocab.Tokenizer`, padded
 with [PAD]=0 to the static length. The `.model` file is also copied into the SavedModel's
 `assets/` for reference, and `assets.extra/wikipairs_export.json` records the model config, the
-lengths and the layout. Loading needs `import tensorflow_text` (it registers the SentencePiece
-ops) and nothing from wikipairs. The model must run on the Keras TensorFlow backend; the weights
-are saved as they are (a mixed-precision model keeps its float32 variables; outputs are float32).
+lengths and the layout.
+
+Loading needs `import tensorflow_text` first (it registers the SentencePiece ops) and nothing
+from wikipairs:
+
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+    m = tf.saved_model.load(EXPORT_DIR)
+    m.signatures["query_encoder"](input=tf.constant(["Who founded Athens?"]))["outputs"]
+
+Without that import, `tf.saved_model.load` fails with "Op type not registered
+'SentencepieceTokenizeOp' in binary ..." (a SentencePiece op of tensorflow_text).
+Retrieval-qa-eval (ReQA's `squad_eval.py`): run it with `--tfhub EXPORT_DIR`, which calls
+`question_encoder(input=...)` and `response_encoder(input=..., context=...)` with raw strings as
+here (add `import tensorflow_text` to the script, where it has `# import tf_sentencepiece`). Its
+`--saved_model` path does not fit: it passes one batch of serialized tf.train.Example protos
+(features inp_text / res_text / res_context) to `query_encoder` / `response_encoder`
+positionally; the call succeeds and tokenizes the protos as text, so the scores it prints are
+wrong with no error.
 """
 from __future__ import annotations
 
@@ -61,6 +80,7 @@ RESPONSE_ENCODER = "response_encoder"
 DOCUMENT_ENCODER = "document_encoder"
 QUERY_IDS = "query_ids"
 RESPONSE_IDS = "response_ids"
+SERVING_DEFAULT = "serving_default"  # the query encoder, for tools that call the default
 METADATA_FILE = os.path.join("assets.extra", "wikipairs_export.json")
 RESPONSE_LAYOUT = "[CLS] sentence [SEP] context [SEP] (encode_pair(sentence, context))"
 
@@ -235,6 +255,7 @@ def export_saved_model(model, spm_model_path: str, export_dir: str,
     signatures = {
         QUERY_ENCODER: root.query_encoder.get_concrete_function(),
         QUESTION_ENCODER: root.query_encoder.get_concrete_function(),
+        SERVING_DEFAULT: root.query_encoder.get_concrete_function(),
         RESPONSE_ENCODER: root.response_encoder.get_concrete_function(),
         DOCUMENT_ENCODER: root.document_encoder.get_concrete_function(),
         QUERY_IDS: root.query_id_signature.get_concrete_function(),
@@ -247,6 +268,7 @@ def export_saved_model(model, spm_model_path: str, export_dir: str,
         "signatures": {
             QUERY_ENCODER: {"inputs": ["input"], "outputs": ["outputs"]},
             QUESTION_ENCODER: {"inputs": ["input"], "outputs": ["outputs"]},
+            SERVING_DEFAULT: {"inputs": ["input"], "outputs": ["outputs"]},
             RESPONSE_ENCODER: {"inputs": ["input", "context"], "outputs": ["outputs"]},
             DOCUMENT_ENCODER: {"inputs": ["title", "text"], "outputs": ["outputs"]},
             QUERY_IDS: {"inputs": ["input"], "outputs": ["ids"]},
@@ -269,6 +291,13 @@ def export_saved_model(model, spm_model_path: str, export_dir: str,
 
 
 # ---- loading -----------------------------------------------------------------------------------
+
+def load_hint(export_dir: str) -> str:
+    """The line `wikipairs train export` ends with: how to load the export (tensorflow_text
+    first, or the load fails with "Op type not registered 'SentencepieceTokenizeOp'")."""
+    return (f"load it with: import tensorflow as tf, tensorflow_text; "
+            f"tf.saved_model.load({os.path.abspath(export_dir)!r})")
+
 
 class Encoders:
     """What `load_encoders` returns; unpacks as `query, response = load_encoders(path)`.

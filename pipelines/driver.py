@@ -32,6 +32,7 @@ from wikipairs.pairs.tasks import TASKS, PairConfig
 from wikipairs.parse import ParseConfig, training_text
 from wikipairs.progress import LineWriter, ProgressLines
 from wikipairs.text.sentences import SentenceSplitter
+from wikipairs.text.tokens import token_measure
 from wikipairs.shards.card import CARD, build_card, check_card, write_card
 from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, file_entry, prepare_output,
                               sha256_file, write_json)
@@ -206,8 +207,7 @@ def build(config: BuildConfig) -> dict:
     counters = _counters(result)
     stats = _stats(config, read_notes(config.output), counters, time.monotonic() - started)
     stats.update(lang=lang, sentence_splitter=splitter.source,
-                 tokens="sentencepiece:" + os.path.basename(config.vocab) if config.vocab
-                 else "script-aware-words", num_shards=num_shards, splits=len(splits),
+                 tokens=token_measure(config.vocab), num_shards=num_shards, splits=len(splits),
                  redirects="memory" if in_memory else "join")
     write_json(fileio.join(config.output, "stats.json"), stats)
     _write_manifest(config, paths, num_shards, len(splits), stats, sites[paths[0]])

@@ -205,3 +205,52 @@ def test_every_command_is_registered():
         assert f"  {command} " in result.stdout, f"{command} missing" + describe(result)
     assert run_cli("train", "pretrain", "--help").returncode == 0
     assert run_cli("reqa", "finetune", "--help").returncode == 0
+
+
+# ---- which sentence splitter and token measure a run gets (issue 16) -------------------------
+
+def _run_with_nltk_data(nltk_data: Path, *args) -> subprocess.CompletedProcess:
+    argv, env = cli_command(*args)
+    env["NLTK_DATA"] = str(nltk_data)
+    return subprocess.run(argv, env=env, capture_output=True, text=True, encoding="utf-8",
+                          timeout=300)
+
+
+def _warnings(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("wikipairs: warning:")]
+
+
+def test_parse_warns_once_where_the_punkt_model_is_missing(tmp_path):
+    empty = tmp_path / "nltk_data"
+    empty.mkdir()
+    result = _run_with_nltk_data(empty, "parse", "-o", tmp_path / "out")
+    assert result.returncode == 0, describe(result)
+    [warning] = _warnings(result)
+    assert warning.startswith("wikipairs: warning: no punkt_tab model for english under "
+                              f"NLTK_DATA (searched {empty}"), warning
+    assert warning.endswith("(set NLTK_DATA or pass --sentence-splitter sentencex to silence "
+                            "this)"), warning
+    assert "sentences: sentencex:en" in result.stderr.splitlines(), describe(result)
+    quiet = _run_with_nltk_data(empty, "parse", "-q", "-o", tmp_path / "quiet")
+    assert quiet.stderr.splitlines() == [warning], describe(quiet)  # a warning is not progress
+
+
+def test_parse_names_its_splitter_and_warns_of_nothing_with_the_model(tmp_path):
+    result = run_cli("parse", "-o", tmp_path, "-i", SAMPLE_DUMP)
+    assert result.returncode == 0 and not _warnings(result), describe(result)
+    assert "sentences: punkt_tab:english" in result.stderr.splitlines(), describe(result)
+
+
+def test_sentencex_asked_for_is_no_warning(tmp_path):
+    empty = tmp_path / "nltk_data"
+    empty.mkdir()
+    result = _run_with_nltk_data(empty, "parse", "-q", "--sentence-splitter", "sentencex",
+                                 "-o", tmp_path / "out")
+    assert result.returncode == 0 and result.stderr == "", describe(result)
+
+
+def test_build_names_its_splitter_and_token_measure(tmp_path):
+    result = run_cli("build", "--dry-run", "-o", tmp_path)
+    assert result.returncode == 0 and not _warnings(result), describe(result)
+    assert "sentences: punkt_tab:english; tokens: script-aware-words" in \
+        result.stderr.splitlines(), describe(result)

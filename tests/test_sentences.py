@@ -257,3 +257,44 @@ def test_sentences_load_nltk_without_scipy():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+# ---- saying which splitter a run gets ---------------------------------------------------------
+
+@pytest.fixture
+def no_punkt_models(tmp_path, monkeypatch):
+    """NLTK_DATA an empty folder, and none of NLTK's default folders searched."""
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path))
+    monkeypatch.setattr(sentences.nltk.data, "path", [])
+    return tmp_path
+
+
+def test_missing_model_warning_where_auto_falls_back(no_punkt_models):
+    warning = sentences.missing_model_warning("en")
+    assert warning.startswith("wikipairs: warning: no punkt_tab model for english under NLTK_DATA")
+    assert str(no_punkt_models) in warning and "sentences split by sentencex" in warning
+    assert sentences.missing_model_warning("el").startswith(
+        "wikipairs: warning: no punkt_tab model for greek ")
+    assert sentences.splitter_source("en") == "sentencex:en"
+    assert SentenceSplitter.for_language("en").source == "sentencex:en"
+
+
+def test_no_warning_where_nothing_is_missing_or_asked_for(no_punkt_models):
+    assert sentences.missing_model_warning("ja") is None  # no Punkt model exists for it
+    assert sentences.missing_model_warning("en", "sentencex") is None
+    assert sentences.missing_model_warning("en", "punkt-trained") is None
+
+
+def test_splitter_source_is_what_for_language_gives(monkeypatch):
+    monkeypatch.setenv("NLTK_DATA", str(NLTK_DATA))
+    assert sentences.missing_model_warning("en") is None
+    for lang, method in [("en", "auto"), ("en", "punkt"), ("en", "sentencex"), ("ja", "auto")]:
+        assert sentences.splitter_source(lang, method) == \
+            SentenceSplitter.for_language(lang, method=method).source
+    assert sentences.splitter_source("en") == "punkt_tab:english"
+    assert sentences.splitter_source("en", "punkt-trained") == "punkt-trained"
+
+
+def test_splitter_source_refuses_punkt_without_a_model(no_punkt_models):
+    with pytest.raises(WikipairsError, match="no punkt_tab model installed"):
+        sentences.splitter_source("en", "punkt")

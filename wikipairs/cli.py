@@ -129,6 +129,26 @@ _sentence_splitter_option = click.option(
          "else sentencex; punkt-trained: Punkt trained on the dump (an extra pass).")
 
 
+def _announce_splitting(inputs: list[str], lang: str | None, method: str, quiet: bool,
+                        tokens: str | None = None) -> None:
+    """Say before the run how it splits sentences (and measures tokens), and warn where
+    `auto` falls back to sentencex for want of the language's Punkt model: the same command
+    then gives other sentences elsewhere. The warning is not progress: --quiet keeps it."""
+    from .reading import DumpFile, expand_inputs
+    from .text.sentences import missing_model_warning, splitter_source
+
+    try:
+        lang = lang or DumpFile(expand_inputs(inputs)[0]).site.lang
+    except WikipairsError:
+        return  # an input that cannot be read: the command says why when it reads it
+    warning = missing_model_warning(lang, method)
+    if warning:
+        click.echo(warning, err=True)
+    if not quiet:
+        line = f"sentences: {splitter_source(lang, method)}"
+        click.echo(line + (f"; tokens: {tokens}" if tokens else ""), err=True)
+
+
 def _namespaces(value: str) -> tuple[int, ...]:
     try:
         return tuple(sorted({int(v) for v in value.split(",") if v.strip()}))
@@ -167,6 +187,7 @@ def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_d
         sentence_splitter=sentence_splitter, rows_per_shard=rows_per_shard, quiet=quiet,
         command=sys.argv[:])
     check_declared_language(config.inputs, lang)
+    _announce_splitting(config.inputs, lang, sentence_splitter, quiet)
     summary = parse_dump(config)
     _print_summary(summary, output)
 
@@ -259,6 +280,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
     from .shards.pair_shards import FORMATS
     from .pairs.tasks import TASKS, PairConfig
     from .parse import ParseConfig
+    from .text.tokens import token_measure
 
     _refuse_unknown_options(ctx)
     if not (ctx.obj or {}).get("debug"):  # Beam's log lines would bury the one-line errors
@@ -281,6 +303,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
         quiet=quiet or not (progress if progress is not None else sys.stderr.isatty()),
         log_to_file=not (ctx.obj or {}).get("debug"))
     check_declared_language(inputs, lang)
+    _announce_splitting(inputs, lang, sentence_splitter, quiet, tokens=token_measure(vocab))
     stats = run_build(config)
     if dry_run:
         click.echo(f"dry run: {runner} job built ({stats['splits']} input splits), not submitted")

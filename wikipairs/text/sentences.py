@@ -96,9 +96,15 @@ def _language_vars(lang: str) -> PunktLanguageVars:
     return _GreekLanguageVars() if lang == "el" else PunktLanguageVars()
 
 
-def _find_punkt_tab(language: str) -> str | None:
+def _punkt_search_paths() -> list[str]:
+    """The folders searched for punkt_tab models, in order: NLTK_DATA's (read now, so a change
+    after NLTK was imported counts), then NLTK's defaults."""
     paths = [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p] + list(nltk.data.path)
-    for root in paths:
+    return list(dict.fromkeys(paths))
+
+
+def _find_punkt_tab(language: str) -> str | None:
+    for root in _punkt_search_paths():
         folder = os.path.join(root, "tokenizers", "punkt_tab", language)
         if os.path.isfile(os.path.join(folder, "abbrev_types.txt")):
             return folder
@@ -169,13 +175,9 @@ class SentenceSplitter:
         method = _checked_method(method)
         if method == "punkt-trained":
             return cls.trained(training_text, lang)
-        folder = cls.installed_model(lang) if method in ("auto", "punkt") else None
+        folder = _model_folder(lang, method)
         if folder is not None:
             return cls.punkt_tab(folder, lang)
-        if method == "punkt":
-            raise WikipairsError(f"no punkt_tab model installed for language {lang!r} (NLTK_DATA="
-                                 f"{os.environ.get('NLTK_DATA', '')!r}); use --sentence-splitter "
-                                 "auto, sentencex or punkt-trained")
         return cls(None, f"sentencex:{lang}", sentencex_lang=lang)
 
     @classmethod
@@ -185,7 +187,7 @@ class SentenceSplitter:
         tokenizer._params = _load_punkt_tab(folder)
         tokenizer._lang_vars = _language_vars(lang)
         tokenizer._params.abbrev_types.update(EXTRA_ABBREVIATIONS.get(lang, ()))
-        return cls(tokenizer, f"punkt_tab:{os.path.basename(folder)}")
+        return cls(tokenizer, _punkt_tab_source(folder))
 
     @classmethod
     def trained(cls, texts: Iterable[str], lang: str = "") -> "SentenceSplitter":
@@ -255,6 +257,45 @@ class SentenceSplitter:
 
 # Texts longer than this go to the backend in pieces between the universal rule's cuts.
 CHUNK_CHARS = 10_000
+
+
+def _punkt_tab_source(folder: str) -> str:
+    return f"punkt_tab:{os.path.basename(folder)}"
+
+
+def _model_folder(lang: str, method: str) -> str | None:
+    """The punkt_tab model `method` ("auto", "punkt" or "sentencex") uses for `lang`; None:
+    sentencex. "punkt" without an installed model is an error."""
+    folder = SentenceSplitter.installed_model(lang) if method in ("auto", "punkt") else None
+    if folder is None and method == "punkt":
+        raise WikipairsError(f"no punkt_tab model installed for language {lang!r} (NLTK_DATA="
+                             f"{os.environ.get('NLTK_DATA', '')!r}); use --sentence-splitter "
+                             "auto, sentencex or punkt-trained")
+    return folder
+
+
+def splitter_source(lang: str, method: str = "auto") -> str:
+    """The `source` of `SentenceSplitter.for_language(lang, method=method)`, known before any
+    text is read, so that a command can say at its start how it will split sentences
+    ("punkt-trained" without the character count, which training decides)."""
+    method = _checked_method(method)
+    if method == "punkt-trained":
+        return "punkt-trained"
+    folder = _model_folder(lang, method)
+    return _punkt_tab_source(folder) if folder is not None else f"sentencex:{lang}"
+
+
+def missing_model_warning(lang: str, method: str = "auto") -> str | None:
+    """The warning line where "auto" falls back to sentencex although `lang` has a Punkt model
+    (PUNKT_LANGUAGES) that is not installed, else None: the same run splits differently with
+    and without NLTK_DATA, and nobody should find that out from the output."""
+    language = PUNKT_LANGUAGES.get(lang)
+    if method != "auto" or language is None or _find_punkt_tab(language) is not None:
+        return None
+    searched = ", ".join(_punkt_search_paths()) or "no folder"
+    return (f"wikipairs: warning: no punkt_tab model for {language} under NLTK_DATA "
+            f"(searched {searched}); sentences split by sentencex instead (set NLTK_DATA or "
+            "pass --sentence-splitter sentencex to silence this)")
 
 
 def _checked_method(method: str) -> str:

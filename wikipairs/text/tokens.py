@@ -18,6 +18,7 @@ n tokens counts n tokens. Nothing here imports Beam or TensorFlow.
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -46,6 +47,15 @@ _LETTER = regex.compile(r"\p{L}")
 _WORD_START = regex.compile(r"\w")
 _ASCII_WORDS = re.compile(r"\w+")
 _ASCII_LETTERLESS_WORDS = re.compile(r"\b[0-9_]+\b")
+
+
+# How `wikipairs build` names its token measure (stats.json, the card, the CLI's first line).
+SCRIPT_AWARE = "script-aware-words"
+
+
+def token_measure(vocab: str | None) -> str:
+    """The name of the token measure of a build: its SentencePiece model's, or this module's."""
+    return f"sentencepiece:{os.path.basename(vocab)}" if vocab else SCRIPT_AWARE
 
 
 def _pattern(text: str):

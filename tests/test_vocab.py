@@ -13,6 +13,7 @@ import unicodedata
 import pytest
 import sentencepiece as spm
 
+from conftest import SAMPLE_DUMP, describe, run_cli
 from wikipairs.pairs.vocab import (CLS_ID, MASK_ID, PAD_ID, SEP_ID, SPECIAL_TOKENS, UNK_ID, Tokenizer,
                              VocabError, sample_sentences, train_vocab, vocab_file_path)
 
@@ -211,3 +212,25 @@ def test_not_a_model(tmp_path):
     path.write_bytes(b"not a model at all")
     with pytest.raises(ValueError, match="not a sentencepiece model"):
         Tokenizer(str(path))
+
+
+# ---- the command: progress lines and -q (issue 16) --------------------------------------------
+
+def test_vocab_command_progress_and_quiet(tmp_path):
+    loud = run_cli("vocab", "-i", SAMPLE_DUMP, "-o", tmp_path / "loud.model", "--vocab-size", "200")
+    assert loud.returncode == 0, describe(loud)
+    lines = loud.stderr.splitlines()
+    assert lines[0] == "sentences: punkt_tab:english", describe(loud)
+    assert any("pages read" in line and "sampled" in line and "pages/s" in line
+               for line in lines), describe(loud)
+    assert any(line.startswith("  training a unigram vocabulary of 200 pieces on ")
+               for line in lines), describe(loud)
+    assert lines[-1].startswith("  trained in "), describe(loud)
+
+    quiet = run_cli("vocab", "-q", "-i", SAMPLE_DUMP, "-o", tmp_path / "quiet.model",
+                    "--vocab-size", "200")
+    assert quiet.returncode == 0 and quiet.stderr == "", describe(quiet)
+    assert quiet.stdout.replace("quiet.model", "loud.model") == loud.stdout
+    # Progress changes nothing in the model: the same bytes with and without it.
+    assert (tmp_path / "quiet.model").read_bytes() == (tmp_path / "loud.model").read_bytes()
+    assert (tmp_path / "quiet.vocab").read_bytes() == (tmp_path / "loud.vocab").read_bytes()

@@ -358,19 +358,29 @@ def print_stats_table(stats: dict) -> None:
 @click.option("--lang", default=None, help=LANG_HELP)
 @click.option("--allow-truncated", is_flag=True)
 @_sentence_splitter_option
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress lines while sampling and training (errors still print).")
 def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated,
-          sentence_splitter):
+          sentence_splitter, quiet):
     """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""
+    from collections import Counter
+
     from .reading import check_declared_language
     from .parse import ParseConfig, iter_articles
-    from .pairs.vocab import sample_sentences, train_vocab
+    from .pairs.vocab import VocabProgress, sample_sentences, train_vocab
 
     config = ParseConfig(inputs=list(inputs) or [sample_dump()], output="", lang=lang,
                          allow_truncated=allow_truncated, sentence_splitter=sentence_splitter)
     check_declared_language(config.inputs, lang)
-    sentences = sample_sentences(iter_articles(config), max_sentences, seed)
+    _announce_splitting(config.inputs, lang, sentence_splitter, quiet)
+    counts = Counter()
+    progress = VocabProgress(counts, max_sentences, quiet)
+    sentences = sample_sentences(progress.articles(iter_articles(config, counts)),
+                                 max_sentences, seed)
+    progress.training(len(sentences), vocab_size, model_type)
     summary = train_vocab(sentences, output, vocab_size=vocab_size, model_type=model_type,
                           seed=seed)
+    progress.trained()
     click.echo(f"vocabulary of {summary['vocab_size']:,} pieces ({model_type}) trained on "
                f"{summary['sentences']:,} sentences ({summary['characters']:,} characters)")
     click.echo(f"{'model':<8}{os.path.abspath(summary['model'])}")

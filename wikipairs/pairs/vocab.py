@@ -16,6 +16,8 @@ import heapq
 import io
 import os
 import re
+import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import sentencepiece as spm
@@ -23,6 +25,7 @@ import sentencepiece as spm
 from ..errors import WikipairsError
 from ..records import Article
 from ..fileio import write_atomic
+from ..progress import ProgressLines
 from ..special_tokens import (CLS, CLS_ID, MASK, MASK_ID, PAD, PAD_ID, SEP, SEP_ID,  # noqa: F401
                              SPECIAL_TOKENS, UNK, UNK_ID)
 MODEL_TYPES = ("unigram", "bpe", "char", "word")
@@ -59,6 +62,41 @@ def sample_sentences(articles: Iterable[Article], max_sentences: int, seed: int)
             elif heap and rank > heap[0][0]:
                 heapq.heapreplace(heap, (rank, text))
     return [text for _, text in sorted(heap, reverse=True)]
+
+
+class VocabProgress:
+    """`wikipairs vocab`'s lines on stderr (the rule of when: wikipairs.progress): pages read,
+    sentences seen and kept, pages/s while sampling, then a line before and after training,
+    which on a full dump takes hours with nothing else to show. Nothing when `quiet`."""
+
+    def __init__(self, counts: Counter, max_sentences: int, quiet: bool, every: float = 5.0):
+        self.counts, self.max_sentences = counts, max_sentences
+        self.lines = ProgressLines(every=every, quiet=quiet)
+        self.training_started = 0.0
+
+    def articles(self, articles: Iterable[Article]) -> Iterator[Article]:
+        """`articles`, reporting as they pass (the counts are iter_articles')."""
+        for article in articles:
+            yield article
+            self._tick()
+        self._tick(final=True)
+
+    def _tick(self, final: bool = False) -> None:
+        pages, sentences = self.counts["pages_read"], self.counts["sentences"]
+        self.lines.report(pages, lambda rate: (
+            f"  {pages:,} pages read, {sentences:,} sentences, "
+            f"{min(sentences, self.max_sentences):,} sampled, {rate:,.0f} pages/s"), final)
+
+    def training(self, sentences: int, vocab_size: int, model_type: str) -> None:
+        self.training_started = time.monotonic()
+        self._say(f"  training a {model_type} vocabulary of {vocab_size:,} pieces on "
+                  f"{sentences:,} sentences")
+
+    def trained(self) -> None:
+        self._say(f"  trained in {time.monotonic() - self.training_started:,.1f} s")
+
+    def _say(self, text: str) -> None:
+        self.lines.report(0, lambda _rate: text, final=True)
 
 
 # ---- training --------------------------------------------------------------------------------

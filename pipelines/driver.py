@@ -34,8 +34,8 @@ from wikipairs.progress import LineWriter, ProgressLines
 from wikipairs.text.sentences import SentenceSplitter
 from wikipairs.text.tokens import token_measure
 from wikipairs.shards.card import CARD, build_card, check_card, write_card
-from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, file_entry, prepare_output,
-                              sha256_file, write_json)
+from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, copy_vocab, file_entry,
+                              prepare_output, sha256_file, write_json)
 from wikipairs.reading.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 
 from .build import build_pipeline
@@ -142,10 +142,11 @@ def staging_file() -> str:
 def _clean_output(config: BuildConfig) -> None:
     try:
         # Refuses, deleting nothing, where a task folder holds files no build wrote there (or
-        # README.md is someone's own); then the old manifest goes first.
+        # README.md or spm.model is someone's own); then the old manifest goes first.
         check_card(config.output, "wikipairs build")
         prepare_output(config.output, "wikipairs build",
-                       {**{task: OWN_SHARD_FILE for task in TASKS}, NOTES: None, WORKDIR: None})
+                       {**{task: OWN_SHARD_FILE for task in TASKS}, NOTES: None, WORKDIR: None},
+                       vocab=config.vocab)
         for sub in list(TASKS) + [NOTES, WORKDIR]:
             fileio.rmtree(fileio.join(config.output, sub))
         for name in ("stats.json", "stats.json" + TMP_SUFFIX, CARD, LOG):
@@ -332,7 +333,8 @@ def _stats(config: BuildConfig, notes: list[dict], counters: dict, seconds: floa
 
 def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, splits: int,
                     stats: dict, site: SiteInfo) -> None:
-    """The dataset card (README.md), then manifest.json, which lists it, last."""
+    """The copied vocabulary and the dataset card (README.md), then manifest.json, which lists
+    them, last."""
     notes = read_notes(config.output)
     files = [f for n in sorted(notes, key=lambda n: (n["task"], n["shard"])) for f in n["files"]]
     expected = sum(len(config.formats) * (num_shards if task == "wlp" else splits)
@@ -348,6 +350,8 @@ def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, spli
         "stats": {"path": "stats.json", "sha256": sha256_file(fileio.join(config.output,
                                                                           "stats.json"))},
     }
+    if config.vocab:  # config.vocab keeps the path given, for reference
+        manifest.update(copy_vocab(config.output, config.vocab))
     card = write_card(config.output, build_card(manifest, stats, site.dbname, site.base))
     manifest["card"] = file_entry(config.output, card)
     write_json(fileio.join(config.output, MANIFEST), manifest)

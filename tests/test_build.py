@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import hashlib
 import json
 import os
 import re
@@ -123,11 +124,15 @@ def _job_vocab(work: Path, _) -> Path:
     return model
 
 
-def _gensim_job(name: str, *extra: str):
+def _gensim_job(name: str, *extra: str, own_model: bool = False):
+    """A build of the gensim sample with the shared vocabulary; `own_model`: with a copy of its
+    .model alone (no .vocab beside it), in a folder of the build's own that a test may move."""
     def job(work: Path, jobs) -> Path:
-        out = work / name
-        build_cli("-i", wiki_file(GENSIM), "-o", out, "--vocab", jobs.result("vocab_model"),
-                  *extra)
+        out, model = work / name, jobs.result("vocab_model")
+        if own_model:
+            (work / f"{name}-spm").mkdir()
+            model = Path(shutil.copy(model, work / f"{name}-spm" / model.name))
+        build_cli("-i", wiki_file(GENSIM), "-o", out, "--vocab", model, *extra)
         return out
     return job
 
@@ -204,7 +209,8 @@ JOBS = {
     "sample_build": (_job_sample_defaults, ()),
     "gensim_build_seed1": (_gensim_job("gensim-seed1-keep", "--task", "ict", "--num-shards",
                                        "2", "--workers", "1", "--seed", "1",
-                                       "--ict-keep-rate", "0.5", "--format", "parquet"),
+                                       "--ict-keep-rate", "0.5", "--format", "parquet",
+                                       own_model=True),
                            ("vocab_model",)),
     "sample_build_cap1": (_job_sample_cap1, ()),
     "sample_build_join": (_job_sample_join, ()),
@@ -722,7 +728,9 @@ def test_verify_passes_on_fresh_builds(gensim_build, sample_build):
         result = run_cli("verify", folder)
         assert result.returncode == 0, describe(result)
         assert result.stdout.startswith("ok: "), describe(result)
-        files = len(load_json(folder / "manifest.json")["shards"]) + 2  # stats.json, README.md
+        # stats.json, README.md; with --vocab spm.model and spm.vocab
+        files = len(load_json(folder / "manifest.json")["shards"]) + \
+            (4 if folder == gensim_build else 2)
         assert f"{files} files" in result.stdout
 
 
@@ -771,6 +779,117 @@ def test_verify_catches_a_changed_stats_file(sample_build, tmp_path):
     with open(folder / "stats.json", "a", encoding="utf-8") as f:
         f.write(" ")
     assert_one_line_error(run_cli("verify", folder), "stats.json")
+
+
+# ---- 7b. the vocabulary copied into the output folder -----------------------------------------
+
+def test_the_vocabulary_is_copied_and_listed(gensim_build, gensim_build_seed1, vocab_model):
+    manifest = load_json(gensim_build / "manifest.json")
+    assert manifest["config"]["vocab"] == str(vocab_model), "the given path, for reference"
+    for key, name, source in (("vocab", "spm.model", vocab_model),
+                              ("vocab_pieces", "spm.vocab", vocab_model.with_suffix(".vocab"))):
+        copy = gensim_build / name
+        assert copy.read_bytes() == source.read_bytes(), name
+        entry = manifest[key]
+        assert entry["path"] == name and entry["bytes"] == copy.stat().st_size
+        assert entry["sha256"] == hashlib.sha256(copy.read_bytes()).hexdigest()
+        assert entry["source"] == str(source)
+    # A model without its .vocab beside it: the model alone.
+    seed1 = load_json(gensim_build_seed1 / "manifest.json")
+    assert "vocab_pieces" not in seed1 and not (gensim_build_seed1 / "spm.vocab").exists()
+    assert (gensim_build_seed1 / "spm.model").read_bytes() == vocab_model.read_bytes()
+    assert "`spm.model`" in (gensim_build / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["spm.model", "spm.vocab"])
+def test_verify_catches_a_flipped_byte_in_the_vocabulary(gensim_build, tmp_path, name):
+    folder = _copy_build(gensim_build, tmp_path / "b")
+    assert run_cli("verify", folder).returncode == 0
+    copy = folder / name
+    data = bytearray(copy.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    copy.write_bytes(bytes(data))
+    assert_one_line_error(run_cli("verify", folder), name, "sha256")
+
+
+def test_a_copied_folder_finds_its_vocabulary_without_the_original(gensim_build_seed1, tmp_path):
+    from wikipairs.trainer.data import manifest_vocab  # what `train` uses without --vocab
+
+    source = Path(load_json(gensim_build_seed1 / "manifest.json")["config"]["vocab"])
+    folder = _copy_build(gensim_build_seed1, tmp_path / "elsewhere" / "pairs")
+    moved = tmp_path / "moved.model"
+    shutil.move(source, moved)  # the build's own copy of the model: no other test reads it
+    try:
+        assert not source.exists()
+        assert manifest_vocab(str(folder)) == str(folder / "spm.model")
+        assert manifest_vocab(str(gensim_build_seed1)) == str(gensim_build_seed1 / "spm.model")
+        assert run_cli("verify", folder).returncode == 0
+    finally:
+        shutil.move(moved, source)
+
+
+def test_older_manifests_still_find_the_recorded_vocabulary(gensim_build, vocab_model, tmp_path):
+    """A build before the copy: no "vocab" entry, the model at the path in its config."""
+    from wikipairs.trainer.data import manifest_vocab
+
+    folder = _copy_build(gensim_build, tmp_path / "old")
+    manifest = load_json(folder / "manifest.json")
+    for key in ("vocab", "vocab_pieces"):
+        del manifest[key]
+        (folder / ("spm.model" if key == "vocab" else "spm.vocab")).unlink()
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert manifest_vocab(str(folder)) == str(vocab_model)
+    result = run_cli("verify", folder)
+    assert result.returncode == 0, describe(result)
+
+
+def _fake_build(folder: Path, vocab: dict | None = None) -> Path:
+    """A folder with a build manifest listing only its (copied) vocabulary files."""
+    folder.mkdir(parents=True)
+    (folder / "stats.json").write_text("{}", encoding="utf-8")
+    manifest = {"tool": "wikipairs build", "shards": [],
+                "stats": {"path": "stats.json", "sha256": "x"}, **(vocab or {})}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def test_a_rerun_replaces_its_copied_vocabulary_and_nothing_else(vocab_model, tmp_path):
+    from wikipairs.shards.output import OutputError, prepare_output
+
+    model = str(vocab_model)
+    other = tmp_path / "other.model"
+    other.write_bytes(b"another model")
+    # The previous run's copy (listed): removed with the old manifest, whatever this run copies.
+    for given in (model, str(other), None):
+        folder = _fake_build(tmp_path / f"own-{bool(given)}-{given == model}", {
+            "vocab": {"path": "spm.model", "sha256": "x", "source": "/gone/spm.model"}})
+        (folder / "spm.model").write_bytes(b"the old copy")
+        prepare_output(str(folder), "wikipairs build", vocab=given)
+        assert sorted(p.name for p in folder.iterdir()) == ["stats.json"]
+    # Not listed (a run stopped before its manifest, or the user's): replaced only where it holds
+    # the same bytes; else one error, nothing deleted.
+    folder = _fake_build(tmp_path / "same")
+    shutil.copy(vocab_model, folder / "spm.model")
+    prepare_output(str(folder), "wikipairs build", vocab=model)
+    assert (folder / "spm.model").read_bytes() == vocab_model.read_bytes()
+    folder = _fake_build(tmp_path / "users")
+    (folder / "spm.model").write_bytes(b"mine")
+    with pytest.raises(OutputError, match="spm.model: not written by wikipairs build.*nothing"):
+        prepare_output(str(folder), "wikipairs build", vocab=model)
+    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "spm.model",
+                                                        "stats.json"]
+    prepare_output(str(folder), "wikipairs build")  # a run without --vocab leaves it alone
+    assert (folder / "spm.model").read_bytes() == b"mine"
+    # The model given was the folder's own spm.model: listed, but never removed.
+    folder = _fake_build(tmp_path / "source", {})
+    shutil.copy(vocab_model, folder / "spm.model")
+    manifest = load_json(folder / "manifest.json")
+    manifest["vocab"] = {"path": "spm.model", "sha256": "x", "source": str(folder / "spm.model")}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(OutputError, match="spm.model"):
+        prepare_output(str(folder), "wikipairs build", vocab=str(other))
+    prepare_output(str(folder), "wikipairs build", vocab=str(folder / "spm.model"))
+    assert (folder / "spm.model").read_bytes() == vocab_model.read_bytes()
 
 
 # ---- 8. failed builds -------------------------------------------------------------------------

@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import bz2
 import functools
+import hashlib
 import io
 import json
+import subprocess
+import sys
+import textwrap
 import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -305,3 +309,37 @@ def test_gs_files_without_beam(gcs):
     assert gcs.names(url) == ["a.json", "b.bin"]  # no temporary object left
     fileio.rmtree(url)
     assert gcs.names(url) == []
+
+
+def test_vocabulary_copy_on_gs(gcs, tmp_path):
+    """build --vocab into gs://: spm.model and spm.vocab are uploaded whole and listed with their
+    sha256; the next run into the folder removes them with the old manifest (in a fresh
+    interpreter, as the build's own process does it)."""
+    model, pieces = tmp_path / "v.model", tmp_path / "v.vocab"
+    model.write_bytes(b"model bytes" * 1000)
+    pieces.write_bytes(b"[PAD]\t0\n")
+    out = f"{GS}/vocab-copy"
+    code = f"""
+        import json
+        from wikipairs.shards.output import copy_vocab
+        print(json.dumps(copy_vocab({out!r}, {str(model)!r})))
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    entries = json.loads(done.stdout.strip().splitlines()[-1])
+    assert gcs.get(f"{out}/spm.model") == model.read_bytes()
+    assert gcs.get(f"{out}/spm.vocab") == pieces.read_bytes()
+    assert entries["vocab"]["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert entries["vocab_pieces"]["path"] == "spm.vocab"
+    gcs.put(f"{out}/manifest.json", json.dumps({
+        "tool": "wikipairs build", "shards": [], "stats": {"path": "stats.json", "sha256": "x"},
+        **entries}).encode())
+    code = f"""
+        from wikipairs.shards.output import prepare_output
+        prepare_output({out!r}, "wikipairs build", vocab={str(model)!r})
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert gcs.names(out) == []

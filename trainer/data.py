@@ -160,10 +160,15 @@ def read_manifest(data_dir: str) -> dict | None:
 
 
 def manifest_vocab(data_dir: str) -> str | None:
-    """The SentencePiece model a build used (its manifest's config.vocab), if it still exists:
-    the path as written (absolute, or relative to the working directory), else relative to the
-    build folder, else a file of that name in the build folder or its parent."""
+    """The SentencePiece model a build used: its copy in the build folder (the manifest's
+    "vocab" entry, spm.model), else, for builds before the copy, the manifest's config.vocab if
+    it still exists: the path as written (absolute, or relative to the working directory), else
+    relative to the build folder, else a file of that name in the build folder or its parent."""
     manifest = read_manifest(data_dir) or {}
+    copy = manifest.get("vocab")
+    if isinstance(copy, dict) and isinstance(copy.get("path"), str) and \
+            os.path.isfile(os.path.join(data_dir, copy["path"])):
+        return os.path.abspath(os.path.join(data_dir, copy["path"]))
     vocab = (manifest.get("config") or {}).get("vocab")
     if not vocab:
         return None

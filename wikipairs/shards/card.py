@@ -171,6 +171,10 @@ def _build_files(config: dict, tasks: list[str], parquet: bool) -> list[str]:
         lines.append(f'- `datasets.load_dataset("DIR", "{tasks[0]}")` reads the Parquet shards of '
                      f"a task (the `configs:` of this card's metadata); all rows are in split "
                      f"`train`.")
+    if config.get("vocab"):
+        lines.append(f"- `spm.model`: the SentencePiece model of the token ids (a copy of "
+                     f"`{os.path.basename(config['vocab'])}`, with its pieces in `spm.vocab` "
+                     f"where that was beside it).")
     return lines + [
         "- `stats.json`: the counts above and the pipeline's counters (skips by reason).",
         "- `manifest.json`: command, configuration, package versions, and every file with its "

@@ -154,7 +154,7 @@ OWN_SHARD_FILE = re.compile(
 
 def listed_files(manifest: dict) -> list[dict]:
     """The file entries ({"path", "sha256", maybe "bytes" and "rows"}) of a manifest of
-    `wikipairs build` (its shards, stats.json and README.md) or of `wikipairs parse` (its article
+    `wikipairs build` (its shards, stats.json, README.md and the copied vocabulary) or of `wikipairs parse` (its article
     shards, redirects.parquet, parse_stats.json and README.md). KeyError or TypeError for
     anything else."""
     if not isinstance(manifest, dict):
@@ -164,9 +164,73 @@ def listed_files(manifest: dict) -> list[dict]:
     else:
         entries = list(manifest["shards"]) + [manifest["stats"]]
         entries += [manifest["card"]] if "card" in manifest else []  # older builds had none
+        entries += vocab_entries(manifest)  # so had builds before the copied model
     for entry in entries:
         if not isinstance(entry["path"], str) or not isinstance(entry["sha256"], str):
             raise TypeError(f"a file entry without a path and sha256: {entry!r}")
+    return entries
+
+
+# The SentencePiece model of `wikipairs build --vocab X.model`, copied into the output folder
+# (with X.vocab, the pieces, where it exists), so that a moved or copied folder still trains.
+VOCAB_COPIES = {"vocab": "spm.model", "vocab_pieces": "spm.vocab"}  # manifest key -> file name
+
+
+def vocab_entries(manifest: dict) -> list[dict]:
+    """The file entries of the copied vocabulary in a build manifest (none before they were)."""
+    return [manifest[key] for key in VOCAB_COPIES if key in manifest]
+
+
+def vocab_sources(model: str) -> dict[str, str]:
+    """Manifest key -> the local file copied for it: the model and, where it exists, the
+    .vocab file beside it."""
+    pieces = os.path.splitext(model)[0] + ".vocab"
+    return {"vocab": model, **({"vocab_pieces": pieces} if os.path.isfile(pieces) else {})}
+
+
+def _is_file(path: str, other: str | None) -> bool:
+    try:
+        return other is not None and not fileio.is_url(path) and os.path.samefile(path, other)
+    except OSError:
+        return False
+
+
+def check_vocab_copies(folder: str, tool: str, manifest: dict | None,
+                       model: str | None) -> list[str]:
+    """Where a run would overwrite spm.model or spm.vocab in `folder` with its copy of `model`:
+    OutputError, before anything is deleted, unless the file is the previous run's copy (listed
+    in `manifest`, the folder's old one, and not itself the model that run copied) or holds the
+    same bytes. Returns the previous run's copies, which the new run removes."""
+    sources = vocab_sources(model) if model else {}
+    listed = manifest if isinstance(manifest, dict) else {}
+    old = []
+    for key, name in VOCAB_COPIES.items():
+        path = fileio.join(folder, name)
+        if not fileio.exists(path):
+            continue
+        entry = listed.get(key)
+        if isinstance(entry, dict) and os.path.normpath(entry.get("path", "")) == name and \
+                not _is_file(path, entry.get("source")):
+            old.append(path)
+        elif key in sources and not _is_file(path, sources[key]) and \
+                fileio.sha256(path) != fileio.sha256(sources[key]):
+            raise OutputError(f"{path}: not written by {tool}, and the run copies "
+                              f"{sources[key]} there: move it away or choose another output "
+                              f"folder (nothing was deleted)")
+    return old
+
+
+def copy_vocab(folder: str, model: str) -> dict[str, dict]:
+    """Copy `model` (and its .vocab) into `folder` as spm.model (spm.vocab), each written whole
+    or not at all; returns their manifest entries (file_entry plus the absolute source path).
+    A source that already is the copy (a model written into the output folder) stays as it is."""
+    entries = {}
+    for key, source in vocab_sources(model).items():
+        path = fileio.join(folder, VOCAB_COPIES[key])
+        if not _is_file(path, source):
+            with open(source, "rb") as f:
+                fileio.write_atomic(path, f.read())
+        entries[key] = {**file_entry(folder, path), "source": os.path.abspath(source)}
     return entries
 
 
@@ -209,17 +273,25 @@ def check_replaceable(folder: str, tool: str, replaced: dict[str, re.Pattern | N
 
 
 def prepare_output(folder: str, tool: str | None = None,
-                   replaced: dict[str, re.Pattern | None] | None = None) -> None:
+                   replaced: dict[str, re.Pattern | None] | None = None,
+                   vocab: str | None = None) -> None:
     """Make `folder` ready for a new run: an old manifest goes first, so a crash in between never
-    leaves a manifest that describes files of a different run. OSError if it is not writable
-    (for a URL: a missing bucket or no permission); OutputError where the run would delete
-    files wikipairs did not write there (see check_replaceable), before anything is deleted."""
+    leaves a manifest that describes files of a different run, then the old run's copied
+    vocabulary. OSError if it is not writable (for a URL: a missing bucket or no permission);
+    OutputError where the run would delete or overwrite files wikipairs did not write there (see
+    check_replaceable and check_vocab_copies; `vocab`: the model this run copies), before
+    anything is deleted."""
     fileio.check_writable(folder)
+    old_copies = []
+    manifest = fileio.join(folder, MANIFEST)
     if tool is not None:
         check_replaceable(folder, tool, replaced or {})
-    manifest = fileio.join(folder, MANIFEST)
+        previous = json.loads(fileio.read_text(manifest)) if fileio.exists(manifest) else None
+        old_copies = check_vocab_copies(folder, tool, previous, vocab)
     if fileio.exists(manifest):
         fileio.remove(manifest)
+    for path in old_copies:
+        fileio.remove(path)
 
 
 def file_entry(folder: str, path: str, rows: int | None = None) -> dict:

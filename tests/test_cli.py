@@ -230,7 +230,7 @@ def test_parse_warns_once_where_the_punkt_model_is_missing(tmp_path):
                               f"NLTK_DATA (searched {empty}"), warning
     assert warning.endswith("(set NLTK_DATA or pass --sentence-splitter sentencex to silence "
                             "this)"), warning
-    assert "sentences: sentencex:en" in result.stderr.splitlines(), describe(result)
+    assert "sentences: sentencex:en" in result.stdout.splitlines(), describe(result)
     quiet = _run_with_nltk_data(empty, "parse", "-q", "-o", tmp_path / "quiet")
     assert quiet.stderr.splitlines() == [warning], describe(quiet)  # a warning is not progress
 
@@ -238,7 +238,7 @@ def test_parse_warns_once_where_the_punkt_model_is_missing(tmp_path):
 def test_parse_names_its_splitter_and_warns_of_nothing_with_the_model(tmp_path):
     result = run_cli("parse", "-o", tmp_path, "-i", SAMPLE_DUMP)
     assert result.returncode == 0 and not _warnings(result), describe(result)
-    assert "sentences: punkt_tab:english" in result.stderr.splitlines(), describe(result)
+    assert "sentences: punkt_tab:english" in result.stdout.splitlines(), describe(result)
 
 
 def test_sentencex_asked_for_is_no_warning(tmp_path):
@@ -253,4 +253,4 @@ def test_build_names_its_splitter_and_token_measure(tmp_path):
     result = run_cli("build", "--dry-run", "-o", tmp_path)
     assert result.returncode == 0 and not _warnings(result), describe(result)
     assert "sentences: punkt_tab:english; tokens: script-aware-words" in \
-        result.stderr.splitlines(), describe(result)
+        result.stdout.splitlines(), describe(result)

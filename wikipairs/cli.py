@@ -144,9 +144,9 @@ def _announce_splitting(inputs: list[str], lang: str | None, method: str, quiet:
     warning = missing_model_warning(lang, method)
     if warning:
         click.echo(warning, err=True)
-    if not quiet:
+    if not quiet:  # on stdout, with the summary: stderr keeps errors and warnings only
         line = f"sentences: {splitter_source(lang, method)}"
-        click.echo(line + (f"; tokens: {tokens}" if tokens else ""), err=True)
+        click.echo(line + (f"; tokens: {tokens}" if tokens else ""))
 
 
 def _namespaces(value: str) -> tuple[int, ...]:

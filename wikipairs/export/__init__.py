@@ -1,0 +1,1 @@
+"""`wikipairs export`: a build's pairs for other trainers."""

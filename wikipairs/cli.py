@@ -489,9 +489,11 @@ def download(wiki, date, dest, file_set, parts, base_url, retries, timeout, quie
 # one-line error then (see _Group.invoke), never a command that silently is not there.
 from .trainer.cli import train  # noqa: E402
 from .trainer.reqa.cli import reqa  # noqa: E402
+from .export.cli import export  # noqa: E402
 
 main.add_command(train)
 main.add_command(reqa)
+main.add_command(export)
 
 
 if __name__ == "__main__":  # python -m wikipairs.cli: same messages as the installed command

@@ -56,6 +56,11 @@ def shard_row_groups(folder: str, task: str) -> list[tuple[str, int]]:
     return units
 
 
+def available_columns(shard: str) -> list[str]:
+    """A shard's columns plus the ids `read_row_group` derives from them."""
+    return with_ids(_parquet(shard).schema_arrow.empty_table()).column_names
+
+
 def read_row_group(shard: str, index: int, columns: list[str] | None = None) -> pa.Table:
     """One row group of a shard with ids added. `columns` may name `doc_id`, `query_id` and
     columns a build may lack; those it lacks and cannot derive are left out."""

@@ -296,6 +296,14 @@ def test_bad_input_is_one_line(build, tmp_path):
     assert_one_line_error(run_cli("export", build, "--to", "hf", "-o", out, "--task", "ict,qa"),
                           "unknown task 'qa'")
     assert_one_line_error(run_cli("export", build, "--to", "parquet", "-o", out), "--to")
+    only_ict = tmp_path / "only-ict"  # a build of one task: another task is not there to export
+    (only_ict / "ict").mkdir(parents=True)
+    shutil.copy(build / "manifest.json", only_ict)
+    stats = json.loads((build / "stats.json").read_text())
+    stats["tasks"] = {"ict": stats["tasks"]["ict"]}
+    (only_ict / "stats.json").write_text(json.dumps(stats))
+    assert_one_line_error(run_cli("export", only_ict, "--to", "jsonl", "-o", out, "--task",
+                                  "wlp"), "has no wlp pairs (built: ict)")
     assert not out.exists()
 
 

@@ -159,6 +159,16 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) 
     return lines[0]
 
 
+# what TensorFlow, absl and CUDA print themselves (issue 16: none of it on the terminal unless -v)
+NATIVE_MARKERS = ("tensorflow", "absl", "cuda", "e0000", "w0000", "i0000")
+
+
+def native_log_lines(result: subprocess.CompletedProcess) -> list[str]:
+    """The lines of a command's stdout and stderr that a native library printed."""
+    return [line for line in (result.stdout + result.stderr).splitlines()
+            if any(marker in line.lower() for marker in NATIVE_MARKERS)]
+
+
 def read_articles(output: Path | str) -> list[dict]:
     """All article rows written by `wikipairs parse` into `output`, in shard order."""
     shards = sorted(Path(output, "articles").glob("part-*.parquet"))

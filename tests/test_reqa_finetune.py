@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from conftest import describe, run_cli
+from conftest import describe, native_log_lines, run_cli
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reqa" / "squad-mini.json"
 
@@ -22,6 +22,7 @@ def test_reqa_finetune_end_to_end(tmp_path):
     for args in steps:
         result = run_cli(*args, timeout=600)
         assert result.returncode == 0, describe(result)
+        assert native_log_lines(result) == [], describe(result)  # in OUT/native.log
     report = json.loads((tmp_path / "ft" / "eval.json").read_text())
     assert report["split"] == "test" and report["train_percent"] == 50
     split = json.loads((tmp_path / "ft" / "pairs" / "split.json").read_text())
@@ -30,15 +31,18 @@ def test_reqa_finetune_end_to_end(tmp_path):
         row = report["protocols"][protocol]
         assert 0 <= row["R@1"] <= row["R@5"] <= row["R@100"] <= 1
     assert (tmp_path / "ft" / "export" / "saved_model.pb").exists()
+    assert (tmp_path / "ft" / "native.log").is_file()
     assert "R@100" in result.stdout
     # the same export from the command line, then evaluated as any SavedModel
     result = run_cli("train", "export", tmp_path / "ft" / "run", "-o", tmp_path / "exported",
                      timeout=600)
     assert result.returncode == 0, describe(result)
+    assert result.stderr == "", describe(result)  # stdout's last line names tensorflow_text
     result = run_cli("reqa", "eval", "--model", tmp_path / "exported", "--data", tmp_path / "reqa",
                      "--split", "test", "--train-percent", "50", "--json", tmp_path / "again.json",
                      "-q", timeout=600)
     assert result.returncode == 0, describe(result)
+    assert native_log_lines(result) == [], describe(result)
     again = json.loads((tmp_path / "again.json").read_text())
     assert again["protocols"] == report["protocols"]
     (tmp_path / "empty").mkdir()

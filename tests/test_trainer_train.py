@@ -24,7 +24,7 @@ keras = pytest.importorskip("keras")
 pytest.importorskip("tensorflow")
 
 from conftest import (NLTK_DATA, REPO, assert_one_line_error, cli_command,  # noqa: E402
-                      describe, run_cli, wiki_file)
+                      describe, native_log_lines, run_cli, wiki_file)
 
 from wikipairs.errors import WikipairsError  # noqa: E402
 from wikipairs.trainer import data  # noqa: E402
@@ -62,7 +62,7 @@ def _config(shards, output, **kw) -> TrainConfig:
 def _pair_tasks(shards: Path) -> dict[tuple, str]:
     """(query ids, doc ids) -> task, from the Parquet shards."""
     out = {}
-    for path in sorted(shards.glob("*/part-*.parquet")):
+    for path in sorted(shards.glob("parquet/*/part-*.parquet")):
         table = pq.read_table(path, columns=["task", "query_ids", "doc_ids"]).to_pydict()
         for task, q, d in zip(table["task"], table["query_ids"], table["doc_ids"]):
             out[(tuple(q), tuple(d))] = task
@@ -204,7 +204,7 @@ def test_eval_split_is_disjoint_and_the_same_in_both_readers(shards):
     assert 0.03 < len(set(eval_np)) / len(tasks) < 0.07
     # the bucket is a function of pair_id alone, identical in TensorFlow
     import tensorflow as tf
-    ids = pq.read_table(next(shards.glob("ict/*.parquet")), columns=["pair_id"]).column(0)
+    ids = pq.read_table(next(shards.glob("parquet/ict/*.parquet")), columns=["pair_id"]).column(0)
     ids = ids.to_pylist()[:50]
     assert [int(data.tf_split_bucket(tf.constant(p))) for p in ids] == \
         [data.split_bucket(p) for p in ids]
@@ -690,6 +690,44 @@ def test_registered_cli_prints_one_line_errors(tmp_path):
                              str(tmp_path / "nowhere"), "-o", str(tmp_path / "o")],
                             capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert_one_line_error(result, "no such data folder")
+
+
+# a run of a few seconds once TensorFlow is loaded: small BoW towers, 4 steps
+QUICK_RUN = ("--model", "bow", "--model-opt", "max_query_len=32", "--model-opt", "max_doc_len=64",
+             "--model-opt", "hidden_size=32", "--model-opt", "embedding_dim=32",
+             "--batch-size", "8", "--steps", "4", "--log-every", "2", "--checkpoint-every", "4",
+             "--eval-batches", "1")
+
+
+def test_a_typo_is_one_line_before_tensorflow_loads(shards, tmp_path):
+    """Bad settings are found before TensorFlow is imported: one stderr line, exit 2, nothing
+    written; a --model-opt typo lists the valid keys, the closest first."""
+    for args, fragment in [(("--model", "nope"), "unknown model 'nope'"),
+                           (("--model", "tiny", "--model-opt", "hiden_size=8"),
+                            "valid: hidden_size, ")]:
+        result = run_cli("train", "pretrain", "--data", shards, "-o", tmp_path / "o", *args)
+        assert_one_line_error(result, fragment)
+        assert len(result.stderr.splitlines()) == 1 and result.stdout == "", describe(result)
+        assert not (tmp_path / "o").exists()
+
+
+def test_a_run_prints_no_native_log_lines(shards, tmp_path):
+    """A real run (TensorFlow loaded, a TFRecord dataset, a failed cuInit here): stdout and
+    stderr hold none of TensorFlow's, absl's or CUDA's own lines; they are in OUTPUT/native.log.
+    With -v they reach the terminal, and no native.log is written."""
+    run = tmp_path / "run"
+    result = run_cli("train", "pretrain", "--data", shards, "-o", run, *QUICK_RUN)
+    assert result.returncode == 0, describe(result)
+    assert native_log_lines(result) == [], describe(result)
+    assert "done: 4 steps" in result.stdout and (run / "native.log").is_file()
+    print("native.log:", (run / "native.log").read_text()[-2000:])
+
+    loud = tmp_path / "loud"
+    result = run_cli("train", "pretrain", "--data", shards, "-o", loud, *QUICK_RUN, "-v",
+                     "--steps", "2")
+    assert result.returncode == 0, describe(result)
+    assert not (loud / "native.log").exists()
+    assert "done: 2 steps" in result.stdout
 
 
 def test_tiny_transformer_learns_to_retrieve_held_out_pairs(shards, tmp_path):

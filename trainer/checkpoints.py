@@ -22,18 +22,12 @@ import numpy as np
 
 from wikipairs import fileio
 
-from .train_config import TrainConfig, TrainError
+from .train_config import (EVAL, MODEL_CONFIG, NATIVE_LOG, TRAIN_CONFIG, TRAIN_LOG,  # noqa: F401
+                           VOCAB, VOCAB_LISTING, WEIGHTS, TrainConfig, TrainError)
 
 CHECKPOINTS = "checkpoints"
 CHECKPOINT_STATE = "checkpoint.json"
 RUN_STATE = "run.json"  # the run's identity settings, in the checkpoints folder
-WEIGHTS = "model.weights.h5"
-MODEL_CONFIG = "model_config.json"
-TRAIN_CONFIG = "train_config.json"
-VOCAB = "spm.model"
-VOCAB_LISTING = "spm.vocab"
-TRAIN_LOG = "train_log.jsonl"
-EVAL = "eval.json"
 KEEP_CHECKPOINTS = 2
 # settings a resumed run must share with the run that wrote the checkpoint
 _RUN_IDENTITY = ("mode", "objective", "model", "model_overrides", "data", "tasks",

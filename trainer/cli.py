@@ -3,7 +3,9 @@
 TrainConfig field names), then the options given on the command line. Bad input raises
 WikipairsError subclasses, which the main command prints as one line (exit status 2).
 
-Keras and TensorFlow are imported only when a run starts, so `--help` is fast.
+Keras and TensorFlow are imported only when a run starts, after every setting was checked (a
+typo is one line, before TensorFlow prints anything), so `--help` is fast; their own log lines
+go to the run's native.log (export: nowhere) unless -v/--verbose.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import os
 
 import click
 
+from wikipairs.cli_options import verbosity_options
 from wikipairs.errors import WikipairsError
 
 
@@ -109,11 +112,10 @@ def _common(f):
         click.option("--run-eagerly", is_flag=True, default=None, hidden=True),
         click.option("--tensorboard/--no-tensorboard", default=None,
                      help="TensorBoard scalars in OUTPUT/logs (any backend)."),
-        click.option("--quiet", "-q", is_flag=True, default=None, help="No progress lines."),
     ]
     for option in reversed(options):
         f = option(f)
-    return f
+    return verbosity_options(quiet_default=None)(f)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -121,24 +123,26 @@ def train():
     """Train the two-tower retriever on pair shards (pre-training, fine-tuning)."""
 
 
-def _precheck(data_dirs: list[str], init: str | None) -> None:
-    """The common mistakes (a wrong folder), found without importing Keras or TensorFlow."""
+def _precheck(config) -> None:
+    """Everything the settings can get wrong (folders, model name, --model-opt keys, the
+    vocabulary), found without importing Keras or TensorFlow."""
     from . import data as data_lib
+    from .train_config import check_run
 
-    for d in data_dirs:
+    if config.init and not os.path.isdir(config.init):
+        raise TrainUsageError(f"{config.init}: no such pre-trained model folder")
+    for d in config.data:
         try:
             data_lib.find_shards([d], None, "tfrecord")
         except data_lib.DataError:
             data_lib.find_shards([d], None, "parquet")  # raises the DataError to show
-    if init and not os.path.isdir(init):
-        raise TrainUsageError(f"{init}: no such pre-trained model folder")
+    check_run(config)
 
 
 def _run(mode: str, config_file, data, output, tasks, task_weights, model_opts, jit_compile,
-         **options):
-    _precheck(list(data), options.get("init"))  # before TensorFlow prints its start-up lines
-    from .train import TrainConfig, TrainError
-    from .train import train as run_train
+         verbose, **options):
+    from .native_logs import native_logs
+    from .train_config import NATIVE_LOG, TrainConfig, TrainError
 
     overrides = dict(options)
     overrides.update(
@@ -159,7 +163,12 @@ def _run(mode: str, config_file, data, output, tasks, task_weights, model_opts, 
         raise TrainError("no training data: --data DIR (or \"data\" in --config)")
     if not config.output:
         raise TrainError("no output folder: --output DIR (or \"output\" in --config)")
-    return run_train(config)
+    config = config.resolved()
+    _precheck(config)  # before TensorFlow prints its start-up lines
+    with native_logs(os.path.join(config.output, NATIVE_LOG), verbose):
+        from .train import train as run_train
+
+        return run_train(config)
 
 
 @train.command()
@@ -192,7 +201,8 @@ def finetune(**options):
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
               help="SavedModel folder to write.")
-def export(run, output):
+@verbosity_options()
+def export(run, output, quiet, verbose):
     """Export a run's towers as a SavedModel that takes raw strings (tokenizing in its graph):
     signatures query_encoder(input), response_encoder(input, context), document_encoder(title,
     text), each returning `outputs`, as ReQA-style tools expect; serving_default is
@@ -200,9 +210,12 @@ def export(run, output):
     vocab = os.path.join(run, "spm.model")
     if not os.path.isfile(vocab):
         raise TrainUsageError(f"{run}: no spm.model (not a `wikipairs train` run folder?)")
-    from .export import export_saved_model, load_hint
-    from .train import load_model
+    from .native_logs import native_logs
 
-    export_saved_model(load_model(run), vocab, output)
+    with native_logs(None, verbose):  # the run folder is not this command's to write in
+        from .export import export_saved_model, load_hint
+        from .train import load_model
+
+        export_saved_model(load_model(run), vocab, output)
     click.echo(f"SavedModel  {os.path.abspath(output)}")
     click.echo(load_hint(output))

@@ -6,6 +6,7 @@ The special token ids come from `wikipairs.special_tokens`, which imports nothin
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 from dataclasses import dataclass
 
@@ -132,9 +133,19 @@ def get_config(config: "ModelConfig | str | dict") -> ModelConfig:
 
 
 def from_known_fields(cls, values: dict, what: str, error: type[Exception]):
-    """`cls(**values)` for a dataclass, raising `error` ("WHAT: a, b") on names it lacks (a
-    file written by a newer version)."""
-    unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
-    if unknown:
-        raise error(f"{what}: {', '.join(unknown)}")
+    """`cls(**values)` for a dataclass, raising `error` (`unknown_names_message`) on names it
+    lacks (a typo, or a file written by a newer version)."""
+    message = unknown_names_message(values, [f.name for f in dataclasses.fields(cls)], what)
+    if message:
+        raise error(message)
     return cls(**values)
+
+
+def unknown_names_message(names, known, what: str) -> str | None:
+    """None when every name is known, else one line: "WHAT: a, b; valid: ..." with the valid
+    names closest to the first unknown one first (difflib), so a typo's fix leads the list."""
+    unknown = sorted(set(names) - set(known))
+    if not unknown:
+        return None
+    ranked = difflib.get_close_matches(unknown[0], list(known), n=len(known), cutoff=0.0)
+    return f"{what}: {', '.join(unknown)}; valid: {', '.join(ranked)}"

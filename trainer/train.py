@@ -42,12 +42,13 @@ from . import data as data_lib
 from .checkpoints import (EVAL, MODEL_CONFIG, TRAIN_CONFIG, TRAIN_LOG, VOCAB, VOCAB_LISTING,
                           WEIGHTS, copy_file, latest_checkpoint, prepare_run_folder, resume,
                           save_weights, step_checkpoint, write_json, write_text)
-from .configs import NAMED_CONFIGS, ModelConfig
+from .configs import ModelConfig
 from .devices import distribution, set_random_seed
 from .evaluation import eval_batches, in_batch_accuracy
 from .events import ScalarEvents, progress_logger, tensorboard_available
 from .schedule import make_optimizer
-from .train_config import TrainConfig, TrainError
+from .train_config import (TrainConfig, TrainError, check_run, find_vocab, model_config_for,
+                           vocab_size)
 
 __all__ = ["TrainConfig", "TrainError", "eval_batches", "finetune", "find_vocab",
            "in_batch_accuracy", "latest_checkpoint", "load_model", "model_config_for",
@@ -73,9 +74,7 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
     in-batch accuracy), output, replicas, seconds. Raises WikipairsError on bad input."""
     config = config.resolved()
     data_format, tasks = _input_shards(config)
-    _check_init(config)
-    vocab_path = find_vocab(config)
-    model_config = model_config_for(config, vocab_path)
+    vocab_path, model_config = check_run(config)
     ckpt_dir, latest = prepare_run_folder(config)
 
     previous_policy, events = keras.config.dtype_policy(), None
@@ -132,17 +131,6 @@ def _input_shards(config: TrainConfig) -> tuple[str, list[str]]:
     if config.task_weights is not None:
         data_lib.task_weights(tasks, config.task_weights)
     return data_format, tasks
-
-
-def _check_init(config: TrainConfig) -> None:
-    """finetune: TrainError unless config.init is a `train pretrain` output folder."""
-    if config.mode == "finetune":
-        if not os.path.isdir(config.init):
-            raise TrainError(f"{config.init}: no such pre-trained model folder")
-        for name in (MODEL_CONFIG, WEIGHTS):
-            if not os.path.exists(os.path.join(config.init, name)):
-                raise TrainError(f"{config.init}: no {name} (not a `wikipairs train pretrain` "
-                                 f"output folder?)")
 
 
 def _compiled_model(config: TrainConfig, model_config: ModelConfig, latest):
@@ -265,72 +253,7 @@ def _print_done(config: TrainConfig, initial_step: int, evaluation: dict) -> Non
           flush=True)
 
 
-# ---- a run's vocabulary and model --------------------------------------------------------------
-
-def find_vocab(config: TrainConfig) -> str:
-    """The SentencePiece model: --vocab, else the init run's spm.model, else a data folder's
-    manifest (config.vocab). TrainError when none is found."""
-    if config.vocab:
-        if not os.path.isfile(config.vocab):
-            raise TrainError(f"{config.vocab}: no such SentencePiece model")
-        return os.path.abspath(config.vocab)
-    if config.init and os.path.isfile(os.path.join(config.init, VOCAB)):
-        return os.path.abspath(os.path.join(config.init, VOCAB))
-    for d in config.data:
-        found = data_lib.manifest_vocab(d)
-        if found:
-            return found
-    raise TrainError(f"no SentencePiece model found for {', '.join(config.data)} (the build "
-                     f"manifest names none that exists): pass --vocab SPM.model")
-
-
-def vocab_size(path: str) -> int:
-    import sentencepiece as spm
-
-    try:
-        return spm.SentencePieceProcessor(model_file=path).get_piece_size()
-    except (OSError, RuntimeError) as e:
-        raise TrainError(f"{path}: not a SentencePiece model ({str(e).splitlines()[0]})") from None
-
-
-
-def model_config_for(config: TrainConfig, vocab_path: str) -> ModelConfig:
-    """The ModelConfig of a run: named (or a JSON file, or the init run's), plus overrides, the
-    vocabulary's size and the temperature setting."""
-    overrides = dict(config.model_overrides)
-    if config.temperature is not None:
-        overrides["temperature"] = config.temperature
-    size = vocab_size(vocab_path)
-    model_config = _read_model_config(config, overrides, size)
-    if model_config.vocab_size < size:
-        raise TrainError(f"the model has {model_config.vocab_size} token embeddings but the "
-                         f"vocabulary {vocab_path} has {size} pieces")
-    if config.objective == "mlm" and model_config.encoder != "transformer":
-        raise TrainError("--objective mlm trains a Transformer encoder; it does not apply to "
-                         f"the {model_config.encoder} model")
-    return model_config
-
-
-def _read_model_config(config: TrainConfig, overrides: dict, size: int) -> ModelConfig:
-    """The init run's, a JSON file's or a named ModelConfig with `overrides` (named: with
-    vocab_size `size` unless overridden)."""
-    try:
-        if config.mode == "finetune":
-            with open(os.path.join(config.init, MODEL_CONFIG), encoding="utf-8") as f:
-                base = ModelConfig.from_json(f.read())
-            return base.replace(**overrides)
-        if os.path.isfile(config.model):
-            with open(config.model, encoding="utf-8") as f:
-                return ModelConfig.from_json(f.read()).replace(**overrides)
-        if config.model in NAMED_CONFIGS:
-            return ModelConfig.from_name(config.model, **{"vocab_size": size, **overrides})
-        raise TrainError(f"unknown model {config.model!r}: one of "
-                         f"{', '.join(NAMED_CONFIGS)} or a model_config.json file")
-    except (TypeError, ValueError) as e:  # unknown or bad fields
-        raise TrainError(f"bad model configuration: {str(e).splitlines()[0]}") from None
-    except OSError as e:
-        raise TrainError(f"cannot read the model configuration: {e}") from None
-
+# ---- a run's model -----------------------------------------------------------------------------
 
 def load_model(folder: str):
     """The TwoTower a run saved in `folder` (model_config.json + model.weights.h5)."""

@@ -11,8 +11,17 @@ from dataclasses import dataclass, field
 from wikipairs.errors import WikipairsError
 
 from . import data as data_lib
-from .configs import from_known_fields
+from .configs import NAMED_CONFIGS, ModelConfig, from_known_fields, unknown_names_message
 
+# the files of a run folder (trainer.checkpoints writes them)
+WEIGHTS = "model.weights.h5"
+MODEL_CONFIG = "model_config.json"
+TRAIN_CONFIG = "train_config.json"
+VOCAB = "spm.model"
+VOCAB_LISTING = "spm.vocab"
+TRAIN_LOG = "train_log.jsonl"
+EVAL = "eval.json"
+NATIVE_LOG = "native.log"  # TensorFlow's, absl's and CUDA's own log lines (not --verbose)
 MODES = ("pretrain", "finetune")
 OBJECTIVES = ("two-tower", "mlm")
 # the paper's settings (Chang et al. 2020, section 4)
@@ -164,4 +173,93 @@ def _check(c: TrainConfig) -> None:
         bad("task weights need the tasks they weigh (--tasks)")
     if c.task_weights is not None:
         data_lib.task_weights(c.tasks, c.task_weights)  # DataError on bad weights
+    if c.mode == "pretrain" and c.model not in NAMED_CONFIGS and not os.path.isfile(c.model):
+        bad(f"unknown model {c.model!r}: one of {', '.join(NAMED_CONFIGS)} or a "
+            f"model_config.json file")
+    unknown = unknown_names_message(c.model_overrides, [f.name for f in dataclasses.fields(
+        ModelConfig)], "unknown --model-opt key")
+    if unknown:
+        bad(unknown)
 
+
+# ---- a run's vocabulary and model (checked before Keras or TensorFlow is imported) ------
+
+def find_vocab(config: TrainConfig) -> str:
+    """The SentencePiece model: --vocab, else the init run's spm.model, else a data folder's
+    manifest (config.vocab). TrainError when none is found."""
+    if config.vocab:
+        if not os.path.isfile(config.vocab):
+            raise TrainError(f"{config.vocab}: no such SentencePiece model")
+        return os.path.abspath(config.vocab)
+    if config.init and os.path.isfile(os.path.join(config.init, VOCAB)):
+        return os.path.abspath(os.path.join(config.init, VOCAB))
+    for d in config.data:
+        found = data_lib.manifest_vocab(d)
+        if found:
+            return found
+    raise TrainError(f"no SentencePiece model found for {', '.join(config.data)} (the build "
+                     f"manifest names none that exists): pass --vocab SPM.model")
+
+
+def vocab_size(path: str) -> int:
+    import sentencepiece as spm
+
+    try:
+        return spm.SentencePieceProcessor(model_file=path).get_piece_size()
+    except (OSError, RuntimeError) as e:
+        raise TrainError(f"{path}: not a SentencePiece model ({str(e).splitlines()[0]})") from None
+
+
+def model_config_for(config: TrainConfig, vocab_path: str) -> ModelConfig:
+    """The ModelConfig of a run: named (or a JSON file, or the init run's), plus overrides, the
+    vocabulary's size and the temperature setting."""
+    overrides = dict(config.model_overrides)
+    if config.temperature is not None:
+        overrides["temperature"] = config.temperature
+    size = vocab_size(vocab_path)
+    model_config = _read_model_config(config, overrides, size)
+    if model_config.vocab_size < size:
+        raise TrainError(f"the model has {model_config.vocab_size} token embeddings but the "
+                         f"vocabulary {vocab_path} has {size} pieces")
+    if config.objective == "mlm" and model_config.encoder != "transformer":
+        raise TrainError("--objective mlm trains a Transformer encoder; it does not apply to "
+                         f"the {model_config.encoder} model")
+    return model_config
+
+
+def _read_model_config(config: TrainConfig, overrides: dict, size: int) -> ModelConfig:
+    """The init run's, a JSON file's or a named ModelConfig with `overrides` (named: with
+    vocab_size `size` unless overridden)."""
+    try:
+        if config.mode == "finetune":
+            with open(os.path.join(config.init, MODEL_CONFIG), encoding="utf-8") as f:
+                base = ModelConfig.from_json(f.read())
+            return base.replace(**overrides)
+        if os.path.isfile(config.model):
+            with open(config.model, encoding="utf-8") as f:
+                return ModelConfig.from_json(f.read()).replace(**overrides)
+        return ModelConfig.from_name(config.model, **{"vocab_size": size, **overrides})
+    except (TypeError, ValueError) as e:  # unknown or bad fields
+        raise TrainError(f"bad model configuration: {str(e).splitlines()[0]}") from None
+    except OSError as e:
+        raise TrainError(f"cannot read the model configuration: {e}") from None
+
+
+def check_init(config: TrainConfig) -> None:
+    """finetune: TrainError unless config.init is a `train pretrain` output folder."""
+    if config.mode == "finetune":
+        if not os.path.isdir(config.init):
+            raise TrainError(f"{config.init}: no such pre-trained model folder")
+        for name in (MODEL_CONFIG, WEIGHTS):
+            if not os.path.exists(os.path.join(config.init, name)):
+                raise TrainError(f"{config.init}: no {name} (not a `wikipairs train pretrain` "
+                                 f"output folder?)")
+
+
+def check_run(config: TrainConfig) -> tuple[str, ModelConfig]:
+    """(vocabulary path, ModelConfig) of a resolved config, or the TrainError that stops the
+    run: everything a run can get wrong from its settings, found without Keras or TensorFlow
+    (the command line calls it before they are imported and print their start-up lines)."""
+    check_init(config)
+    vocab_path = find_vocab(config)
+    return vocab_path, model_config_for(config, vocab_path)

@@ -10,6 +10,7 @@ import os
 import click
 
 from wikipairs import fileio
+from wikipairs.cli_options import verbosity_options
 
 from .data import PAPER_TRAIN_PERCENTS, SPLITS, ReqaError
 
@@ -104,10 +105,19 @@ def _train_percent(split: str, train_percent: float | None) -> float:
               help="Questions scored at once against all candidates.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the results as JSON here.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@verbosity_options()
 def eval_command(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
-                 batch_size, chunk_size, json_path, quiet):
+                 batch_size, chunk_size, json_path, quiet, verbose):
     """Recall@1/5/10/50/100 and MRR under the "paper" and "reqa" protocols."""
+    from wikipairs.trainer.native_logs import native_logs
+
+    with native_logs(None, verbose):  # no run folder to keep TensorFlow's log lines in
+        _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
+                  batch_size, chunk_size, json_path, quiet)
+
+
+def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
+              batch_size, chunk_size, json_path, quiet):
     from .data import add_extra_candidates, read_reqa, select_split
     from .metrics import PROTOCOL_NOTES, EvalSet, evaluate_chunks, format_table
 
@@ -161,7 +171,7 @@ def eval_command(model, data_dir, split, train_percent, seed, extra, bm25_text, 
               help="Training share of the distinct questions, in percent (paper: 1, 5, 10, 80).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Split seed.")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
-              help="OUT/reqa/part-*: training pairs; OUT/valid/reqa/part-*: validation pairs.")
+              help="OUT/{parquet,tfrecord}/reqa/part-*: training pairs; OUT/valid/...: validation.")
 @click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4))
 @click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8))
 def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_max_tokens):
@@ -192,10 +202,14 @@ def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_ma
 @click.option("--steps", default=None, type=click.IntRange(1), help="Default: 2,000 (the paper).")
 @click.option("--batch-size", default=None, type=click.IntRange(2), help="Default: 512.")
 @click.option("--lr", "learning_rate", default=None, type=float, help="Default: 5e-5.")
-@click.option("--quiet", "-q", is_flag=True)
-def finetune(data_dir, init, train_percent, seed, output, steps, batch_size, learning_rate, quiet):
+@verbosity_options()
+def finetune(data_dir, init, train_percent, seed, output, steps, batch_size, learning_rate, quiet,
+             verbose):
     """Fine-tune a pre-trained model on the training part of a split, then evaluate the
     SavedModel export on its test part (cold start: no test question is seen in training)."""
+    from wikipairs.trainer.native_logs import native_logs
+    from wikipairs.trainer.train_config import NATIVE_LOG, TrainConfig, check_run
+
     from .data import read_reqa, write_finetune_pairs
 
     vocab = os.path.join(init, "spm.model")
@@ -203,19 +217,26 @@ def finetune(data_dir, init, train_percent, seed, output, steps, batch_size, lea
         raise ReqaError(f"{init}: no spm.model (not a `wikipairs train` run folder?)")
     data = read_reqa(data_dir)
     pairs_dir, run_dir = os.path.join(output, "pairs"), os.path.join(output, "run")
+    config = TrainConfig(data=[pairs_dir], output=run_dir, init=init, tasks=["reqa"],
+                         mode="finetune", steps=steps, batch_size=batch_size,
+                         learning_rate=learning_rate, seed=seed, vocab=vocab, quiet=quiet,
+                         tensorboard=False).resolved()
+    check_run(config)  # before TensorFlow prints its start-up lines
     write_finetune_pairs(data, pairs_dir, vocab, train_percent, seed)
-    from wikipairs.trainer.export import export_saved_model
-    from wikipairs.trainer.train import TrainConfig, finetune as run_finetune, load_model
-
-    run_finetune(TrainConfig(data=[pairs_dir], output=run_dir, init=init, tasks=["reqa"],
-                             steps=steps, batch_size=batch_size, learning_rate=learning_rate,
-                             seed=seed, vocab=vocab, quiet=quiet, tensorboard=False))
     export_dir = os.path.join(output, "export")
-    export_saved_model(load_model(run_dir), vocab, export_dir)
-    ctx = click.get_current_context()
-    ctx.invoke(eval_command, model=export_dir, data_dir=data_dir, split="test",
-               train_percent=train_percent, seed=seed,
-               json_path=os.path.join(output, "eval.json"), quiet=quiet)
+    with native_logs(os.path.join(output, NATIVE_LOG), verbose):
+        from wikipairs.trainer.export import export_saved_model
+        from wikipairs.trainer.train import finetune as run_finetune, load_model
+
+        run_finetune(config)
+        export_saved_model(load_model(run_dir), vocab, export_dir)
+        args = ["--model", export_dir, "--data", data_dir, "--split", "test", "--train-percent",
+                repr(train_percent), "--seed", str(seed), "--json",
+                os.path.join(output, "eval.json")] + (["--quiet"] if quiet else [])
+        with eval_command.make_context("eval", args, parent=click.get_current_context()) as ctx:
+            settings = dict(ctx.params)  # eval's defaults for the rest
+        settings.pop("verbose")
+        _evaluate(**settings)
 
 
 __all__ = ["reqa"]

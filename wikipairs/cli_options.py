@@ -1,0 +1,28 @@
+"""Options every `wikipairs` command shares, one owner for their names and help: -q/--quiet and
+-v/--verbose (`verbosity_options`). Imports click only."""
+from __future__ import annotations
+
+import functools
+
+import click
+
+QUIET_HELP = "No progress lines (the result, warnings and errors still print)."
+VERBOSE_HELP = ("Native library logs (TensorFlow, absl, CUDA, Beam) on the terminal, and extra "
+                "detail.")
+
+
+def verbosity_options(quiet_default: bool | None = False):
+    """-q/--quiet and -v/--verbose (the command gets `quiet` and `verbose`); giving both is a
+    usage error. `quiet_default` None: not given (a --config file may set it)."""
+    def decorate(f):
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            if kwargs.get("quiet") and kwargs.get("verbose"):
+                raise click.UsageError("--quiet and --verbose contradict each other: give one")
+            return f(*args, **kwargs)
+
+        checked = click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)(checked)
+        return click.option("--quiet", "-q", is_flag=True, default=quiet_default,
+                            help=QUIET_HELP)(checked)
+
+    return decorate

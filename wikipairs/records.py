@@ -107,3 +107,24 @@ class Pair:
     link_in_doc: bool = False  # WLP: the document passage holds the link
     query_tokens: int = -1  # token counts, when the builder knows them (-1: count when written)
     doc_tokens: int = -1
+
+
+@dataclass
+class HtmlPage:
+    """One record of a Wikimedia Enterprise HTML dump: an article as Parsoid HTML."""
+
+    id: int
+    ns: int
+    title: str  # normalized, with its namespace prefix
+    html: str
+    revision: int = 0
+    lang: str = ""
+    redirects: list[str] = field(default_factory=list)  # normalized titles redirecting here
+    redirect: str | None = None  # a redirect page's normalized target (Parsoid's marker)
+    source: str = ""
+
+    @property
+    def text(self) -> str:
+        """No wikitext: the filters that look for templates in it find none (Parsoid expanded
+        them); disambiguation pages are known by their categories."""
+        return ""

@@ -1,0 +1,221 @@
+"""Wikimedia Enterprise HTML dumps: `WIKI-NS0-DATE-ENTERPRISE-HTML.json.tar.gz` -> `HtmlPage`s.
+
+Such a dump is a gzip'd tar of NDJSON members (`frwiki_namespace_0_0.ndjson`, ...), one JSON
+record per article: `name`, `identifier` (page id), `version.identifier` (revision id),
+`namespace.identifier`, `in_language.identifier`, `is_part_of.identifier` (the wiki), `url`,
+`redirects` (the titles that redirect to it, in a full dump) and `article_body.html`, the Parsoid
+HTML of the revision. The tar is read in streaming mode and each member line by line: one record
+is in memory at a time, whatever the size of the dump (an English one is ~100 GB).
+
+`input_kind(path)` tells such a file from an XML dump by its content (gzip or plain tar whose
+first member is .ndjson/.json and starts with a JSON object), so `--input` takes both.
+"""
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+import tarfile
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+
+from .. import fileio
+from ..errors import DumpError, TruncatedDumpError
+from ..records import HtmlPage, SiteInfo
+from ..text.titles import TitleParser, clean_spaces, default_namespaces
+
+MEMBER_SUFFIXES = (".ndjson", ".json", ".jsonl")
+ENTERPRISE_HTML = "enterprise-html"
+XML = "xml"
+_TAG = re.compile(r"<[^<>]*>")
+_REDIRECT_MARKER = re.compile(r'<link\b[^>]*\brel="mw:PageProp/redirect"[^>]*\bhref="([^"]*)"')
+_HEAD_BYTES = 1 << 16
+
+
+def _head(path: str) -> bytes:
+    """The first bytes of the file, decompressed where it is gzip."""
+    with fileio.open_read(path) as f:
+        raw = f.read(_HEAD_BYTES)
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, _HEAD_BYTES)
+        except zlib.error:
+            return b""
+    return raw
+
+
+def input_kind(path: str) -> str:
+    """ENTERPRISE_HTML for a (gzip'd) tar whose first member is NDJSON records, else XML (the
+    XML reader then says what is wrong with a file that is neither)."""
+    try:
+        head = _head(path)
+    except OSError:
+        return XML
+    if len(head) < 512 or head[257:262] != b"ustar":
+        return XML
+    name = head[:100].split(b"\0", 1)[0].decode("utf-8", "replace")
+    body = head[512:].lstrip()
+    if name.endswith(MEMBER_SUFFIXES) and body[:1] == b"{":
+        return ENTERPRISE_HTML
+    return XML
+
+
+def plain_title(name: str) -> str:
+    """A record's `name` as a title: display-title markup dropped (`<i>Die Welt</i>`)."""
+    if "<" in name:
+        name = _TAG.sub("", name)
+    if "&" in name:
+        name = htmllib.unescape(name)
+    return clean_spaces(name.replace("_", " "))
+
+
+def site_of(record: dict, lang: str | None = None) -> SiteInfo:
+    """The wiki of a record: language (`in_language`, else the `is_part_of` dbname), dbname, base
+    URL; namespaces as that Wikipedia names them (mwconstants)."""
+    dbname = str((record.get("is_part_of") or {}).get("identifier") or "")
+    declared = (record.get("in_language") or {}).get("identifier") or ""
+    if not declared and dbname.endswith("wiki") and len(dbname) > 4:
+        declared = dbname[:-4].replace("_", "-")
+    lang = lang or declared or "en"
+    url = record.get("url") or ""
+    base = url.split("/wiki/", 1)[0] + "/wiki/" if "/wiki/" in url else ""
+    return SiteInfo(dbname=dbname, base=base, lang=lang,
+                    namespaces=default_namespaces(lang), export_version="enterprise-html")
+
+
+class EnterpriseDump:
+    """One Enterprise HTML dump file: its wiki (`site`, `titles`, from the first record) and its
+    records as `HtmlPage`s, read one at a time. The same interface as `DumpFile` for `parse`."""
+
+    def __init__(self, path: str, lang: str | None = None, members: set[int] | None = None):
+        self.path, self.lang, self.members = path, lang, members
+        self.name = path
+        first = next(self._records(Counter(), allow_truncated=True, first_only=True), None)
+        self.site = site_of(first[2] if first else {}, lang)
+        self.titles = TitleParser(self.site)
+
+    def reopen(self) -> "EnterpriseDump":
+        return EnterpriseDump(self.path, lang=self.lang, members=self.members)
+
+    def member_names(self) -> list[str]:
+        """The NDJSON members, in tar order (a pass over the file that reads headers only)."""
+        names = []
+        with fileio.open_read(self.path) as raw, self._tar(raw) as tar:
+            for member in tar:
+                if member.isfile() and member.name.endswith(MEMBER_SUFFIXES):
+                    names.append(member.name)
+        return names
+
+    def _tar(self, raw):
+        try:
+            return tarfile.open(fileobj=raw, mode="r|*")
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise DumpError(f"{self.path}: not a readable Enterprise HTML dump ({e})") from None
+
+    def _records(self, counts: Counter, allow_truncated: bool, first_only: bool = False
+                 ) -> Iterator[tuple[str, int, dict]]:
+        """(member name, line number, record) of each record, streaming."""
+        ordinal, line_no, name = -1, 0, ""
+        try:
+            with fileio.open_read(self.path) as raw, self._tar(raw) as tar:
+                for member in tar:
+                    if not member.isfile() or not member.name.endswith(MEMBER_SUFFIXES):
+                        continue
+                    ordinal += 1
+                    if self.members is not None and ordinal not in self.members:
+                        continue
+                    name = member.name
+                    stream = tar.extractfile(member)
+                    pending = b""
+                    for line_no, line in enumerate(stream, 1):
+                        if not line.strip():
+                            continue
+                        if not line.endswith(b"\n"):  # the member's last line: maybe cut
+                            pending = line
+                            break
+                        yield name, line_no, self._decode(line, name, line_no)
+                        if first_only:
+                            return
+                    if pending:
+                        try:
+                            record = json.loads(pending)
+                        except ValueError:
+                            raise EOFError(f"member {name} ends inside a record") from None
+                        yield name, line_no, record
+                        if first_only:
+                            return
+        except (EOFError, tarfile.ReadError) as e:
+            if isinstance(e, tarfile.ReadError) and "unexpected end" not in str(e):
+                raise DumpError(f"{self.path}: not a readable Enterprise HTML dump ({e})") from None
+            if first_only:
+                return
+            if allow_truncated:
+                counts["truncated_files"] += 1
+                return
+            raise TruncatedDumpError(
+                f"{self.path}: truncated dump, it ends in the middle of a record after "
+                f"{counts['pages_read']} complete records (use --allow-truncated to keep "
+                f"them)") from None
+        except (zlib.error, tarfile.TarError, OSError) as e:
+            raise DumpError(f"{self.path}: not a readable Enterprise HTML dump"
+                            f"{f' (member {name})' if name else ''} ({e})") from None
+
+    def _decode(self, line: bytes, member: str, line_no: int) -> dict:
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            raise DumpError(f"{self.path}: not a readable Enterprise HTML dump: member {member} "
+                            f"line {line_no} is not a JSON record ({e})") from None
+        if not isinstance(record, dict):
+            raise DumpError(f"{self.path}: member {member} line {line_no} is not a JSON object")
+        return record
+
+    def pages(self, counts: Counter | None = None, allow_truncated: bool = False
+              ) -> Iterator[HtmlPage]:
+        """Each record as an HtmlPage; `counts` gets pages_read (and truncated_files)."""
+        counts = counts if counts is not None else Counter()
+        for member, line_no, record in self._records(counts, allow_truncated):
+            counts["pages_read"] += 1
+            yield self.page(record, member, line_no)
+
+    def page(self, record: dict, member: str = "", line_no: int = 0) -> HtmlPage:
+        body = record.get("article_body")
+        html = body.get("html") if isinstance(body, dict) else None
+        if not isinstance(html, str):
+            raise DumpError(f"{self.path}: member {member} line {line_no}: a record without "
+                            f"article_body.html (not an Enterprise HTML dump record)")
+        ns = int((record.get("namespace") or {}).get("identifier") or 0)
+        name = plain_title(str(record.get("name") or ""))
+        parsed = self.titles.parse(name)
+        title = parsed.title if parsed is not None and not parsed.interwiki else name
+        if ns and parsed is not None and parsed.ns != ns:  # names carry no prefix in some dumps
+            prefix = self.titles.namespaces.get(ns)
+            if prefix is not None and prefix.name:
+                title = self.titles.normalize(f"{prefix.name}:{name}") or title
+        redirects = []
+        for entry in record.get("redirects") or ():
+            source = entry.get("name") if isinstance(entry, dict) else entry
+            source = self.titles.normalize(plain_title(str(source or ""))) if source else None
+            if source and source != title:
+                redirects.append(source)
+        redirect = None
+        if "mw:PageProp/redirect" in html[:_HEAD_BYTES]:
+            marker = _REDIRECT_MARKER.search(html)
+            if marker:
+                target = marker.group(1)
+                redirect = self.titles.normalize(target[2:] if target.startswith("./") else target)
+        lang = (record.get("in_language") or {}).get("identifier") or self.site.lang
+        return HtmlPage(id=int(record.get("identifier") or 0), ns=ns, title=title, html=html,
+                        revision=int((record.get("version") or {}).get("identifier") or 0),
+                        lang=lang, redirects=redirects, redirect=redirect, source=self.path)
+
+
+def read_html_pages(path: str, counts: Counter | None = None, allow_truncated: bool = False,
+                    lang: str | None = None) -> Iterator[HtmlPage]:
+    """The pages of one Enterprise HTML dump file."""
+    yield from EnterpriseDump(path, lang=lang).pages(counts, allow_truncated)
+
+
+__all__ = ["ENTERPRISE_HTML", "XML", "EnterpriseDump", "input_kind", "plain_title",
+           "read_html_pages", "site_of"]

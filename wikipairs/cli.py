@@ -13,6 +13,7 @@ import click
 from . import __version__, fileio
 from .download import DEFAULT_BASE_URL, FILE_SETS, MANIFEST as DOWNLOAD_MANIFEST, WIKI_NAME
 from .download import human_size, valid_date
+from .cli_options import add_missing_verbosity_options, verbosity_options
 from .errors import WikipairsError
 
 EXIT_USAGE = 2
@@ -75,6 +76,7 @@ class _Group(click.Group):
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         super().add_command(cmd, name)
         _add_debug_option(cmd)
+        add_missing_verbosity_options(cmd)
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:  # errors in the group's own options (`wikipairs --bogus`)
@@ -173,9 +175,9 @@ def _namespaces(value: str) -> tuple[int, ...]:
 @click.option("--keep-lists", is_flag=True, help="Keep list and index pages.")
 @click.option("--rows-per-shard", default=50_000, show_default=True, type=click.IntRange(1))
 @_sentence_splitter_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@verbosity_options()
 def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_disambiguation,
-          keep_lists, rows_per_shard, sentence_splitter, quiet):
+          keep_lists, rows_per_shard, sentence_splitter, quiet, verbose):
     """Parse dumps into articles (sections, sentences, links) as Parquet shards."""
     from .reading import check_declared_language
     from .parse import ParseConfig, parse_dump
@@ -263,14 +265,14 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 @click.option("--allow-truncated", is_flag=True)
 @click.option("--keep-tables", is_flag=True)
 @_sentence_splitter_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@verbosity_options()
 @click.option("--progress/--no-progress", default=None,
               help="Progress lines on stderr (default: when stderr is a terminal).")
 @click.pass_context
 def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_docs_per_page,
           doc_max_tokens, query_max_tokens, min_query_tokens, ict_keep_rate, num_shards,
           streams_per_split, parts_per_file, redirect_mode, workers, runner, dry_run, namespaces, lang,
-          allow_truncated, keep_tables, sentence_splitter, quiet, progress):
+          allow_truncated, keep_tables, sentence_splitter, quiet, verbose, progress):
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
 
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through; any
@@ -283,7 +285,8 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
     from .text.tokens import token_measure
 
     _refuse_unknown_options(ctx)
-    if not (ctx.obj or {}).get("debug"):  # Beam's log lines would bury the one-line errors
+    loud = verbose or (ctx.obj or {}).get("debug")
+    if not loud:  # Beam's log lines would bury the one-line errors
         import logging
         logging.disable(logging.ERROR)  # a failed stage is reported as our one line instead
     inputs = list(inputs) or [sample_dump()]
@@ -301,7 +304,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
         parts_per_file=parts_per_file, redirects=redirect_mode, runner=runner, workers=workers,
         dry_run=dry_run, beam_args=list(ctx.args), command=sys.argv[:],
         quiet=quiet or not (progress if progress is not None else sys.stderr.isatty()),
-        log_to_file=not (ctx.obj or {}).get("debug"))
+        log_to_file=not loud)
     check_declared_language(inputs, lang)
     _announce_splitting(inputs, lang, sentence_splitter, quiet, tokens=token_measure(vocab))
     stats = run_build(config)
@@ -390,7 +393,8 @@ def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, all
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write histograms of query/document lengths and pairs per page (PNG).")
-def stats(folder, plot):
+@verbosity_options()
+def stats(folder, plot, quiet, verbose):
     """The Table-1 statistics of a build (pairs, tokens, mean lengths), optionally plotted."""
     from .shards.report import built_tasks, load_stats, plot_stats
 
@@ -409,7 +413,8 @@ def stats(folder, plot):
 @click.option("--task", default="wlp", show_default=True, type=click.Choice(["ict", "bfs", "wlp"]))
 @click.option("-n", "count", default=5, show_default=True, type=click.IntRange(1))
 @click.option("--seed", default=0, show_default=True, type=int, help="Which pairs are shown.")
-def show(folder, task, count, seed):
+@verbosity_options()
+def show(folder, task, count, seed, quiet, verbose):
     """Print pairs of a build readably, with their provenance."""
     from .shards.report import format_pair, load_stats, pick_pairs
 
@@ -423,7 +428,8 @@ def show(folder, task, count, seed):
 
 @main.command()
 @click.argument("folder", type=click.Path(file_okay=False))
-def verify(folder):
+@verbosity_options()
+def verify(folder, quiet, verbose):
     """Check every file of a build or parse output against its manifest (exit 2 on any mismatch)."""
     from .shards.verify import verify_build
 
@@ -470,8 +476,8 @@ def _base_url_option(ctx, param, value: str) -> str:
               help="Retries of a failed connection (backoff 1 s, 2 s, ... 30 s), resuming.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1),
               help="Seconds to wait for a connection or for more data.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines.")
-def download(wiki, date, dest, file_set, parts, base_url, retries, timeout, quiet):
+@verbosity_options()
+def download(wiki, date, dest, file_set, parts, base_url, retries, timeout, quiet, verbose):
     """Download a dump's pages-articles files, resumably, verified against dumpstatus.json."""
     from .download import DownloadConfig, download as run_download
 

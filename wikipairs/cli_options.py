@@ -26,3 +26,18 @@ def verbosity_options(quiet_default: bool | None = False):
                             help=QUIET_HELP)(checked)
 
     return decorate
+
+
+def add_missing_verbosity_options(command: click.Command) -> None:
+    """-q/--quiet and -v/--verbose on every leaf command below `command` that lacks them (a
+    command with nothing to silence or to add: accepted, so the convention holds everywhere)."""
+    subcommands = getattr(command, "commands", None)
+    if subcommands is not None:
+        for subcommand in subcommands.values():
+            add_missing_verbosity_options(subcommand)
+        return
+    names = {param.name for param in command.params}
+    for name, short, help_text in (("quiet", "-q", QUIET_HELP), ("verbose", "-v", VERBOSE_HELP)):
+        if name not in names:
+            command.params.append(click.Option([f"--{name}", short], is_flag=True,
+                                               expose_value=False, help=help_text))

@@ -32,8 +32,9 @@ def _print_counts(counts: dict, extra: list[tuple[str, str]] = ()) -> None:
 
 
 @reqa.command(context_settings=HELP)
-@click.option("--squad", "squad_path", metavar="FILE.json",
-              help="SQuAD v1.1-format JSON (e.g. dev-v1.1.json).")
+@click.option("--squad", "squad_paths", multiple=True, metavar="FILE.json",
+              help="SQuAD v1.1-format JSON (e.g. dev-v1.1.json, xquad.hi.json); repeatable: "
+                   "several files make one multilingual pool with a lang column (LAReQA).")
 @click.option("--nq", "nq_patterns", multiple=True, metavar="FILE.jsonl.gz",
               help="Natural Questions file or glob (simplified or original layout); repeatable. "
                    "Converted as ReQA's nq_to_squad.py does.")
@@ -41,15 +42,27 @@ def _print_counts(counts: dict, extra: list[tuple[str, str]] = ()) -> None:
               help="Output folder: candidates.parquet, questions.parquet, manifest.json.")
 @click.option("--write-squad", type=click.Path(dir_okay=False), default=None,
               help="With --nq: also write the converted SQuAD JSON here.")
-def build(squad_path, nq_patterns, output, write_squad):
-    """Build ReQA candidates (unique sentence, passage pairs) and questions with their golds."""
-    from .data import build_reqa, default_splitter, load_squad, write_reqa
+@click.option("--lang", "langs", default=None, metavar="L[,L...]",
+              help="Language of the text (en, es, hi...), one per --squad in order; default: "
+                   "detected from the text as `wikipairs build` checks it (--nq: en).")
+@click.option("--sentence-splitter", default="auto", show_default=True,
+              type=click.Choice(["auto", "punkt", "sentencex", "punkt-trained"]),
+              help="As in `wikipairs build`: auto is the language's punkt_tab model where "
+                   "installed (NLTK_DATA), else sentencex.")
+@verbosity_options()
+def build(squad_paths, nq_patterns, output, write_squad, langs, sentence_splitter, quiet, verbose):
+    """Build ReQA candidates (unique sentence, passage pairs) and questions with their golds,
+    split into sentences in the language of the text (detected, or --lang)."""
+    from wikipairs.text.sentences import missing_model_warning
 
-    if bool(squad_path) == bool(nq_patterns):
+    from .data import build_reqa, build_squad_files, language_lines, parse_langs, write_reqa
+
+    if bool(squad_paths) == bool(nq_patterns):
         raise ReqaError("give either --squad FILE.json or --nq FILE.jsonl.gz (one of the two)")
+    langs = parse_langs(langs, len(squad_paths) or 1)
     extra = []
-    if squad_path:
-        squad, source = load_squad(squad_path), squad_path
+    if squad_paths:
+        data = build_squad_files(squad_paths, langs, sentence_splitter)
     else:
         from .nq import convert_nq
 
@@ -61,16 +74,18 @@ def build(squad_path, nq_patterns, output, write_squad):
         if write_squad:
             with open(write_squad, "w", encoding="utf-8") as f:
                 json.dump(squad, f)
-    if not squad["data"]:
-        raise ReqaError(f"{source}: no questions to build from")
-    splitter = default_splitter(p.get("context", "") for a in squad["data"]
-                                for p in a.get("paragraphs", []) if isinstance(p, dict))
-    data = build_reqa(squad, splitter, source=os.path.abspath(source) if squad_path else source)
-    if data.num_questions == 0:
-        raise ReqaError(f"{source}: no answered questions found")
-    manifest = write_reqa(data, output, squad_path)
-    _print_counts(manifest["counts"], extra + [("sentences", manifest["splitter"]),
-                                               ("output", os.path.abspath(output))])
+        if not squad["data"]:
+            raise ReqaError(f"{source}: no questions to build from")
+        data = build_reqa(squad, source=source, lang=langs[0] or "en", method=sentence_splitter)
+        if data.num_questions == 0:
+            raise ReqaError(f"{source}: no answered questions found")
+    for lang in data.manifest.get("langs") or [data.manifest["lang"]]:
+        warning = missing_model_warning(lang, sentence_splitter)
+        if warning:
+            click.echo(warning, err=True)
+    manifest = write_reqa(data, output, squad_paths[0] if len(squad_paths) == 1 else None)
+    _print_counts(manifest["counts"], extra + language_lines(manifest)
+                  + [("output", os.path.abspath(output))])
 
 
 def _train_percent(split: str, train_percent: float | None) -> float:
@@ -98,7 +113,12 @@ def _train_percent(split: str, train_percent: float | None) -> float:
 @click.option("--b", "b", default=0.75, show_default=True, type=click.FloatRange(0, 1),
               help="BM25 b.")
 @click.option("--stemmer", type=click.Choice(("on", "off")), default="on", show_default=True,
-              help="BM25: Snowball English stemming (PyStemmer, if installed).")
+              help="BM25: the language's Snowball stemmer (PyStemmer), where it has one.")
+@click.option("--stopwords", type=click.Choice(("on", "off")), default="off", show_default=True,
+              help="BM25: drop the language's stopwords, where a list exists.")
+@click.option("--analyzer", default="auto", show_default=True, metavar="auto|none|LANG",
+              help="BM25 analysis: auto (each text's language), none (words only), or one "
+                   "language's rules for all (e.g. en).")
 @click.option("--batch-size", default=128, show_default=True, type=click.IntRange(1),
               help="SavedModel: texts per encoder call.")
 @click.option("--chunk-size", default=1024, show_default=True, type=click.IntRange(1),
@@ -107,19 +127,20 @@ def _train_percent(split: str, train_percent: float | None) -> float:
               help="Also write the results as JSON here.")
 @verbosity_options()
 def eval_command(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
-                 batch_size, chunk_size, json_path, quiet, verbose):
+                 stopwords, analyzer, batch_size, chunk_size, json_path, quiet, verbose):
     """Recall@1/5/10/50/100 and MRR under the "paper" and "reqa" protocols."""
     from wikipairs.trainer.native_logs import native_logs
 
     with native_logs(None, verbose):  # no run folder to keep TensorFlow's log lines in
         _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
-                  batch_size, chunk_size, json_path, quiet)
+                  stopwords, analyzer, batch_size, chunk_size, json_path, quiet)
 
 
 def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
-              batch_size, chunk_size, json_path, quiet):
+              stopwords, analyzer, batch_size, chunk_size, json_path, quiet):
     from .data import add_extra_candidates, read_reqa, select_split
-    from .metrics import PROTOCOL_NOTES, EvalSet, evaluate_chunks, format_table
+    from .metrics import (PROTOCOL_NOTES, EvalSet, evaluate_chunks, evaluate_languages,
+                          format_languages, format_table)
 
     train_percent = _train_percent(split, train_percent)
     data = read_reqa(data_dir)
@@ -131,9 +152,10 @@ def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1,
     if model == "bm25":
         from .bm25 import BM25Config, BM25Scorer
 
-        scorer = BM25Scorer(data.candidates, BM25Config(text=bm25_text, k1=k1, b=b,
-                                                        stemmer=stemmer == "on"))
-        chunks = scorer.score_chunks(eval_set.texts, chunk_size)
+        scorer = BM25Scorer(data.candidates, BM25Config(
+            text=bm25_text, k1=k1, b=b, stemmer=stemmer == "on", stopwords=stopwords == "on",
+            analyzer=analyzer), lang=data.manifest.get("lang", "en"))
+        chunks = scorer.score_chunks(eval_set.texts, chunk_size, eval_set.text_langs)
         model_info = {"kind": "bm25", **scorer.describe()}
     else:
         from .dense import SavedModelEncoder, score_chunks
@@ -145,19 +167,30 @@ def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1,
         chunks = score_chunks(queries, cand, chunk_size)
         model_info = {"kind": "savedmodel", "path": os.path.abspath(model),
                       "dim": int(cand.shape[1])}
-    results = evaluate_chunks(eval_set, chunks)
+    by_lang = None
+    if eval_set.multilingual:
+        results, by_lang = evaluate_languages(eval_set, chunks)
+    else:
+        results = evaluate_chunks(eval_set, chunks)
     report = {"model": model_info, "data": os.path.abspath(data_dir), "split": split,
+              "lang": data.manifest.get("lang", "en"), "langs": eval_set.langs,
               "train_percent": train_percent, "seed": seed,
               "candidates": eval_set.num_candidates, "extra_candidates": added,
               "distinct_questions": len(eval_set.texts), "protocols": results,
               "protocol_notes": PROTOCOL_NOTES, "ties": "average rank (scipy rankdata)"}
+    if by_lang is not None:
+        report["by_lang"] = by_lang
     where = f"split {split}" + (f" ({train_percent:g}% train, seed {seed})" if split != "all" else "")
     click.echo(f"ReQA {os.path.basename(os.path.abspath(data_dir))}, {where}: "
                f"{eval_set.num_candidates:,} candidates ({added:,} extra), "
                f"{len(eval_set.texts):,} distinct questions; model "
-               + (f"bm25 ({bm25_text}, k1={k1:g}, b={b:g}, stemmer {model_info.get('stemmer')})"
+               + (f"bm25 ({bm25_text}, k1={k1:g}, b={b:g}, analyzer {analyzer}: "
+                  + "; ".join(f"{lang} stemmer {a['stemmer']}, stopwords {a['stopwords']}"
+                              for lang, a in model_info["analysis"].items()) + ")"
                   if model == "bm25" else model))
     click.echo(format_table(results))
+    if by_lang is not None:
+        click.echo(format_languages(by_lang))
     if json_path:
         fileio.write_atomic(json_path, json.dumps(report, indent=2).encode())
 
@@ -174,7 +207,9 @@ def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1,
               help="OUT/{parquet,tfrecord}/reqa/part-*: training pairs; OUT/valid/...: validation.")
 @click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4))
 @click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8))
-def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_max_tokens):
+@verbosity_options()
+def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_max_tokens, quiet,
+          verbose):
     """Fine-tuning pairs of the training part (query: question; document: [CLS] sentence [SEP]
     passage [SEP]) as Parquet and TFRecord shards, for `wikipairs train finetune --data OUT`."""
     from .data import read_reqa, write_finetune_pairs

@@ -26,6 +26,8 @@ def choose(n: int, seed: int, *key) -> int:
 
 def coin(rate: float, seed: int, *key) -> bool:
     """True with probability `rate`, determined by (seed, *key)."""
+    if rate <= 0.0:  # the default ICT keep rate: no hash for a certain answer
+        return False
     return sample(seed, "coin", *key) < rate * 2.0 ** 64
 
 

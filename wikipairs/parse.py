@@ -1,5 +1,9 @@
 """`wikipairs parse`: dump files -> Parquet shards of Articles, the redirect table, a manifest.
 
+The input is XML dumps or Wikimedia Enterprise HTML dumps, told apart by their content
+(`open_dump`); each has its cleaner (`cleaner_for`: wikitext or Parsoid HTML), and the rest of
+the job is the same for both.
+
 Two passes over the input: the first collects redirects (and, with `--sentence-splitter
 punkt-trained`, text to train Punkt on); the second parses articles, resolving link targets
 through the redirects.
@@ -18,15 +22,17 @@ import pyarrow as pa
 
 from . import __version__
 from .reading import DumpFile, expand_inputs
+from .reading.enterprise_html import ENTERPRISE_HTML, EnterpriseDump, input_kind
 from .text.filters import skip_reason
 from .progress import ProgressLines
-from .records import Article, Page, Redirect
+from .records import Article, HtmlPage, Page, Redirect
 from .text.redirects import RedirectMap
 from .text.sentences import TRAINING_CHARS, SentenceSplitter
 from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
 from .shards.card import check_card, parse_card, remove_card, write_card
 from .shards.output import (MANIFEST, OWN_SHARD_FILE, ParquetShards, file_entry, prepare_output,
                      sha256_file, write_json, write_parquet)
+from .text.parsoid import ParsoidCleaner
 from .text.wikitext import Cleaner, ParseOptions
 
 
@@ -85,7 +91,7 @@ class TrainingText:
     def full(self) -> bool:
         return self.size >= TRAINING_CHARS
 
-    def add(self, page: Page, cleaner: Cleaner) -> None:
+    def add(self, page: Page, cleaner: Cleaner | ParsoidCleaner) -> None:
         if self.full or page.redirect or page.ns != 0:
             return
         for paragraph in cleaner.plain_paragraphs(page):
@@ -97,8 +103,8 @@ def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> 
     """The TrainingText of dump files, read only as far as it needs."""
     text = TrainingText()
     for path in paths:
-        dump = DumpFile(path, lang=lang)
-        cleaner = Cleaner(dump.titles, splitter=None)
+        dump = open_dump(path, lang=lang)
+        cleaner = cleaner_for(dump, splitter=None)
         for page in dump.pages(allow_truncated=allow_truncated):
             if text.full:
                 return text.paragraphs
@@ -106,16 +112,39 @@ def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> 
     return text.paragraphs
 
 
-def read_redirects_and_training_text(dumps: list[DumpFile], need_text: bool, counts: Counter,
+def open_dump(path: str, lang: str | None = None, keep_copy: bool = False,
+              redirects_only: bool = False) -> DumpFile | EnterpriseDump:
+    """The reader of a dump file by its content: an Enterprise HTML dump (a tar of NDJSON
+    records) or an XML dump (`keep_copy` and `redirects_only` are the XML reader's options)."""
+    if input_kind(path) == ENTERPRISE_HTML:
+        return EnterpriseDump(path, lang=lang)
+    return DumpFile(path, lang=lang, keep_copy=keep_copy, redirects_only=redirects_only)
+
+
+def cleaner_for(dump: DumpFile | EnterpriseDump, splitter: SentenceSplitter | None,
+                options: ParseOptions | None = None, resolve=None) -> Cleaner | ParsoidCleaner:
+    """The cleaner of a dump's pages: wikitext or Parsoid HTML; the same Article either way."""
+    kind = ParsoidCleaner if isinstance(dump, EnterpriseDump) else Cleaner
+    return kind(dump.titles, splitter, options or ParseOptions(), resolve=resolve)
+
+
+def page_redirects(page) -> list[Redirect]:
+    """The redirects a page tells of: itself when it is one (XML dumps, Parsoid's marker), and
+    the titles an Enterprise HTML record lists as redirecting to it."""
+    if page.redirect:
+        return [Redirect(page.title, page.redirect)]
+    return [Redirect(source, page.title) for source in getattr(page, "redirects", ())]
+
+
+def read_redirects_and_training_text(dumps: list, need_text: bool, counts: Counter,
                                      allow_truncated: bool) -> tuple[RedirectMap, list[str]]:
     """Pass 1: redirects of every file; plus article text for Punkt training when `need_text`."""
     redirects, text = [], TrainingText()
     for dump in dumps:
-        cleaner = Cleaner(dump.titles, splitter=None) if need_text else None
+        cleaner = cleaner_for(dump, splitter=None) if need_text else None
         for page in dump.pages(counts, allow_truncated):
-            if page.redirect:
-                redirects.append(Redirect(page.title, page.redirect))
-            elif cleaner is not None:
+            redirects.extend(page_redirects(page))
+            if cleaner is not None and not page.redirect:
                 text.add(page, cleaner)
     return RedirectMap(redirects), text.paragraphs
 
@@ -133,11 +162,11 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
     # reading.sources.DecompressedCopy) so that pass 2 need not decompress it again. It needs only the
     # redirects (read by a scan, not an XML parse), unless Punkt must be trained on the text.
     need_text = SentenceSplitter.needs_training_text(config.sentence_splitter)
-    first = DumpFile(paths[0], lang=config.lang, keep_copy=True, redirects_only=True)
+    first = open_dump(paths[0], lang=config.lang, keep_copy=True, redirects_only=True)
     site = first.site
     if need_text:
-        first = DumpFile(paths[0], lang=config.lang, keep_copy=True)
-    dumps = [first] + [DumpFile(p, lang=config.lang, keep_copy=True, redirects_only=not need_text)
+        first = open_dump(paths[0], lang=config.lang, keep_copy=True)
+    dumps = [first] + [open_dump(p, lang=config.lang, keep_copy=True, redirects_only=not need_text)
                        for p in paths[1:]]
     redirects, texts = read_redirects_and_training_text(dumps, need_text, Counter(),
                                                         config.allow_truncated)
@@ -146,8 +175,8 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
                 dbname=site.dbname, base=site.base)
     for first in dumps:  # reopen: pass 2
         dump = first.reopen()
-        cleaner = Cleaner(dump.titles, splitter, ParseOptions(keep_tables=config.keep_tables),
-                          resolve=redirects.resolve)
+        cleaner = cleaner_for(dump, splitter, ParseOptions(keep_tables=config.keep_tables),
+                              resolve=redirects.resolve)
         for page in dump.pages(counts, config.allow_truncated):
             article = parse_page(page, cleaner, config, counts)
             if article is not None:
@@ -200,11 +229,12 @@ def parse_dump(config: ParseConfig) -> dict:
     return summary
 
 
-def parse_page(page: Page, cleaner: Cleaner, config: ParseConfig, counts: Counter) -> Article | None:
+def parse_page(page: Page | HtmlPage, cleaner: Cleaner | ParsoidCleaner, config: ParseConfig, counts: Counter) -> Article | None:
     """The Article of a page, or None (counted by reason) for pages that are not articles."""
     if page.redirect:
         counts["redirects"] += 1
         return None
+    counts["redirects"] += len(getattr(page, "redirects", ()))  # an HTML record's list
     if page.ns not in config.namespaces:
         counts["skipped_namespace"] += 1
         return None
@@ -234,5 +264,5 @@ def _redirect_table(redirects: RedirectMap) -> pa.Table:
                      "resolved": [r[2] for r in rows]}, schema=arrow_schema(REDIRECT))
 
 
-__all__ = ["ParseConfig", "iter_articles", "parse_dump", "parse_page", "article_row",
-           "training_text"]
+__all__ = ["ParseConfig", "cleaner_for", "iter_articles", "open_dump", "page_redirects",
+           "parse_dump", "parse_page", "article_row", "training_text"]

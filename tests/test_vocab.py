@@ -13,9 +13,10 @@ import unicodedata
 import pytest
 import sentencepiece as spm
 
-from conftest import SAMPLE_DUMP, describe, run_cli
+from conftest import SAMPLE_DUMP, describe, run_cli, wiki_file
 from wikipairs.pairs.vocab import (CLS_ID, MASK_ID, PAD_ID, SEP_ID, SPECIAL_TOKENS, UNK_ID, Tokenizer,
-                             VocabError, sample_sentences, train_vocab, vocab_file_path)
+                             VocabError, _Sample, sample_sentences, sentence_hash, train_vocab,
+                             vocab_file_path)
 
 VOCAB = 2000
 SAMPLE = 5000
@@ -70,6 +71,24 @@ def test_sample_ignores_article_order(articles):
     random.Random(1).shuffle(shuffled)
     assert shuffled != list(articles)
     assert sample_sentences(iter(shuffled), 500, seed=3) == sample_sentences(articles, 500, seed=3)
+
+
+def test_samples_of_parts_merge_into_the_sample_of_the_whole(articles):
+    """What the workers of `wikipairs vocab --workers N` do: each samples its splits, the
+    samples merge in any order; the result is the single-process sample, a uniform one."""
+    whole = sample_sentences(articles, 1000, seed=3)
+    parts = [articles[k::3] for k in range(3)]
+    for order in ([0, 1, 2], [2, 0, 1]):
+        merged = _Sample(1000)
+        for k in order:
+            part = _Sample(1000)
+            part.add_articles(parts[k], seed=3)
+            merged.merge(part.heap)
+        assert merged.texts() == whole
+    # The kept sentences are those of the 1000 smallest hashes of all sentence positions.
+    ranked = sorted((sentence_hash(3, a.id, s, p, i), text) for a in articles
+                    for s, p, i, text in a.sentences() if text.strip())
+    assert whole == [text for _, text in ranked[:1000]]
 
 
 def test_sample_changes_with_the_seed(articles):
@@ -235,3 +254,27 @@ def test_vocab_command_progress_and_quiet(tmp_path):
     # Progress changes nothing in the model: the same bytes with and without it.
     assert (tmp_path / "quiet.model").read_bytes() == (tmp_path / "loud.model").read_bytes()
     assert (tmp_path / "quiet.vocab").read_bytes() == (tmp_path / "loud.vocab").read_bytes()
+
+
+@pytest.mark.parametrize("dump, extra", [
+    (SAMPLE_DUMP, ["--vocab-size", "200"]),
+    # A real non-English dump, sampled below its size so that the sample chooses.
+    ("frwiki-wikiplaintext-sample.xml.bz2", ["--vocab-size", "300", "--max-sentences", "400"]),
+])
+def test_vocab_workers_give_the_same_model(tmp_path, dump, extra):
+    dump = dump if dump == SAMPLE_DUMP else wiki_file(dump)
+    results = {}
+    for workers in ("1", "2"):
+        result = run_cli("vocab", "-i", dump, "-o", tmp_path / f"w{workers}.model",
+                         "--workers", workers, *extra)
+        assert result.returncode == 0, describe(result)
+        assert any("pages read" in line and "sampled" in line
+                   for line in result.stderr.splitlines()), describe(result)
+        results[workers] = result
+    assert (tmp_path / "w1.model").read_bytes() == (tmp_path / "w2.model").read_bytes()
+    assert (tmp_path / "w1.vocab").read_bytes() == (tmp_path / "w2.vocab").read_bytes()
+    last = [r.stderr.splitlines() for r in results.values()]
+    pages = [next(line for line in reversed(lines) if "pages read" in line).split(",")[0]
+             for lines in last]
+    assert pages[0] == pages[1], pages  # the same pages read, counted across the workers
+    assert not list(tmp_path.glob("wikipairs-vocab-*"))  # the workers' copy is gone

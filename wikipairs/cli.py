@@ -13,7 +13,9 @@ import click
 from . import __version__, fileio
 from .download import DEFAULT_BASE_URL, FILE_SETS, MANIFEST as DOWNLOAD_MANIFEST, WIKI_NAME
 from .download import human_size, valid_date
-from .cli_options import add_missing_verbosity_options, verbosity_options
+from .cli_options import (ALLOW_TRUNCATED_HELP, DOC_MAX_TOKENS_HELP, KEEP_TABLES_HELP,
+                          NAMESPACES_HELP, QUERY_MAX_TOKENS_HELP, add_missing_verbosity_options,
+                          verbosity_options)
 from .errors import WikipairsError
 
 EXIT_USAGE = 2
@@ -165,15 +167,14 @@ def _namespaces(value: str) -> tuple[int, ...]:
                    "Default: the bundled sample dump.")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
               help="Output folder (articles/*.parquet, redirects.parquet, manifest.json).")
-@click.option("--namespaces", default="0", show_default=True,
-              help="Namespaces whose pages become articles, comma-separated.")
+@click.option("--namespaces", default="0", show_default=True, help=NAMESPACES_HELP)
 @click.option("--lang", default=None, help=LANG_HELP)
-@click.option("--allow-truncated", is_flag=True,
-              help="Keep the complete pages of a dump that ends mid-page instead of failing.")
-@click.option("--keep-tables", is_flag=True, help="Keep table cell text as paragraphs.")
+@click.option("--allow-truncated", is_flag=True, help=ALLOW_TRUNCATED_HELP)
+@click.option("--keep-tables", is_flag=True, help=KEEP_TABLES_HELP)
 @click.option("--keep-disambiguation", is_flag=True, help="Keep disambiguation pages.")
 @click.option("--keep-lists", is_flag=True, help="Keep list and index pages.")
-@click.option("--rows-per-shard", default=50_000, show_default=True, type=click.IntRange(1))
+@click.option("--rows-per-shard", default=50_000, show_default=True, type=click.IntRange(1),
+              help="Articles per Parquet shard.")
 @_sentence_splitter_option
 @verbosity_options()
 def parse(inputs, output, namespaces, lang, allow_truncated, keep_tables, keep_disambiguation,
@@ -238,9 +239,12 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
               help="Cap on ICT and BFS pairs per page (0: none).")
 @click.option("--wlp-docs-per-page", default=1000, show_default=True, type=click.IntRange(0),
               help="Cap on WLP documents per query page (0: none).")
-@click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8))
-@click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4))
-@click.option("--min-query-tokens", default=4, show_default=True, type=click.IntRange(0))
+@click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8),
+              help=DOC_MAX_TOKENS_HELP)
+@click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4),
+              help=QUERY_MAX_TOKENS_HELP + " Longer query sentences are left out, never cut.")
+@click.option("--min-query-tokens", default=4, show_default=True, type=click.IntRange(0),
+              help="Query sentences with fewer tokens are left out.")
 @click.option("--ict-keep-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
               help="Share of ICT pairs whose document keeps the query sentence (ORQA: 0.1).")
 @click.option("--num-shards", default=0, show_default=True, type=click.IntRange(0),
@@ -260,10 +264,10 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
               help="Beam runner: DirectRunner, DataflowRunner, ...")
 @click.option("--dry-run", is_flag=True,
               help="Build the job without running it (DataflowRunner: no network, no auth).")
-@click.option("--namespaces", default="0", show_default=True)
+@click.option("--namespaces", default="0", show_default=True, help=NAMESPACES_HELP)
 @click.option("--lang", default=None, help=LANG_HELP)
-@click.option("--allow-truncated", is_flag=True)
-@click.option("--keep-tables", is_flag=True)
+@click.option("--allow-truncated", is_flag=True, help=ALLOW_TRUNCATED_HELP)
+@click.option("--keep-tables", is_flag=True, help=KEEP_TABLES_HELP)
 @_sentence_splitter_option
 @verbosity_options()
 @click.option("--progress/--no-progress", default=None,
@@ -352,25 +356,30 @@ def print_stats_table(stats: dict) -> None:
               help="Dump file or glob; repeatable. Default: the bundled sample dump.")
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Model file to write (SPM.model; SPM.vocab is written beside it).")
-@click.option("--vocab-size", default=32000, show_default=True, type=click.IntRange(6))
+@click.option("--vocab-size", default=32000, show_default=True, type=click.IntRange(6),
+              help="Pieces in the vocabulary, the 5 special tokens included.")
 @click.option("--max-sentences", default=1_000_000, show_default=True, type=click.IntRange(1),
               help="Sentences sampled (deterministically, by seed) from the articles.")
 @click.option("--model-type", default="unigram", show_default=True,
-              type=click.Choice(["unigram", "bpe", "char", "word"]))
-@click.option("--seed", default=0, show_default=True, type=int)
+              type=click.Choice(["unigram", "bpe", "char", "word"]),
+              help="SentencePiece model type.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Which sentences are sampled.")
 @click.option("--lang", default=None, help=LANG_HELP)
-@click.option("--allow-truncated", is_flag=True)
+@click.option("--allow-truncated", is_flag=True, help=ALLOW_TRUNCATED_HELP)
 @_sentence_splitter_option
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress lines while sampling and training (errors still print).")
+@click.option("--workers", default=0, show_default=True, type=click.IntRange(0),
+              help="Processes sampling sentences (0: all cores); the model is the same for any.")
 def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated,
-          sentence_splitter, quiet):
+          sentence_splitter, quiet, workers):
     """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""
     from collections import Counter
 
     from .reading import check_declared_language
-    from .parse import ParseConfig, iter_articles
-    from .pairs.vocab import VocabProgress, sample_sentences, train_vocab
+    from .parse import ParseConfig
+    from .pairs.vocab import VocabProgress, sample_dump_sentences, train_vocab
 
     config = ParseConfig(inputs=list(inputs) or [sample_dump()], output="", lang=lang,
                          allow_truncated=allow_truncated, sentence_splitter=sentence_splitter)
@@ -378,8 +387,8 @@ def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, all
     _announce_splitting(config.inputs, lang, sentence_splitter, quiet)
     counts = Counter()
     progress = VocabProgress(counts, max_sentences, quiet)
-    sentences = sample_sentences(progress.articles(iter_articles(config, counts)),
-                                 max_sentences, seed)
+    sentences = sample_dump_sentences(config, max_sentences, seed, workers, counts, progress,
+                                      workdir=os.path.dirname(os.path.abspath(output)))
     progress.training(len(sentences), vocab_size, model_type)
     summary = train_vocab(sentences, output, vocab_size=vocab_size, model_type=model_type,
                           seed=seed)
@@ -410,8 +419,10 @@ def stats(folder, plot, quiet, verbose):
 
 @main.command()
 @click.argument("folder", type=click.Path(file_okay=False))
-@click.option("--task", default="wlp", show_default=True, type=click.Choice(["ict", "bfs", "wlp"]))
-@click.option("-n", "count", default=5, show_default=True, type=click.IntRange(1))
+@click.option("--task", default="wlp", show_default=True, type=click.Choice(["ict", "bfs", "wlp"]),
+              help="The task whose pairs are shown.")
+@click.option("-n", "count", default=5, show_default=True, type=click.IntRange(1),
+              help="How many pairs.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Which pairs are shown.")
 @verbosity_options()
 def show(folder, task, count, seed, quiet, verbose):

@@ -43,6 +43,35 @@ def sentence_hash(seed: int, article_id: int, section: int, paragraph: int, inde
     return int.from_bytes(hashlib.blake2b(key, digest_size=16).digest(), "big")
 
 
+class _Sample:
+    """The `size` smallest (rank, text) seen: a bounded max-heap of (-rank, text). Which are kept
+    depends on the items only, never on the order they come in (ties of rank go by text), so
+    samples of parts of the input merge into the sample of the whole."""
+
+    def __init__(self, size: int):
+        self.size, self.heap = size, []  # heap[0]: the largest kept (rank, text)
+
+    def add(self, neg_rank: int, text: str) -> None:
+        item = (neg_rank, text)
+        if len(self.heap) < self.size:
+            heapq.heappush(self.heap, item)
+        elif self.heap and item > self.heap[0]:
+            heapq.heapreplace(self.heap, item)
+
+    def add_articles(self, articles: Iterable[Article], seed: int) -> None:
+        for article in articles:
+            for s, p, i, text in article.sentences():
+                if text.strip():
+                    self.add(-sentence_hash(seed, article.id, s, p, i), text)
+
+    def merge(self, items: Iterable[tuple[int, str]]) -> None:
+        for neg_rank, text in items:
+            self.add(neg_rank, text)
+
+    def texts(self) -> list[str]:
+        return [text for _, text in sorted(self.heap, reverse=True)]
+
+
 def sample_sentences(articles: Iterable[Article], max_sentences: int, seed: int) -> list[str]:
     """The `max_sentences` non-blank sentences of `articles` with the smallest `sentence_hash`.
 
@@ -51,17 +80,111 @@ def sample_sentences(articles: Iterable[Article], max_sentences: int, seed: int)
     article order. Memory is O(max_sentences): a bounded max-heap of (-hash, text)."""
     if max_sentences < 0:
         raise VocabError(f"max_sentences must be >= 0, got {max_sentences}")
-    heap: list[tuple[int, str]] = []  # (-hash, text): heap[0] holds the largest kept hash
-    for article in articles:
-        for s, p, i, text in article.sentences():
-            if not text.strip():
-                continue
-            rank = -sentence_hash(seed, article.id, s, p, i)
-            if len(heap) < max_sentences:
-                heapq.heappush(heap, (rank, text))
-            elif heap and rank > heap[0][0]:
-                heapq.heapreplace(heap, (rank, text))
-    return [text for _, text in sorted(heap, reverse=True)]
+    sample = _Sample(max_sentences)
+    sample.add_articles(articles, seed)
+    return sample.texts()
+
+
+# ---- sampling a dump on many cores -----------------------------------------------------------
+
+SPLITS_PER_WORKER = 4  # files without an index: parts per worker, so that the parts balance
+_WORKER: dict = {}  # the state a sampling process gets once (_init_worker)
+
+
+def _init_worker(state: dict) -> None:
+    _WORKER.clear()
+    _WORKER.update(state, cleaners={})
+
+
+def _sample_split(split) -> tuple[Counter, list[tuple[int, str]]]:
+    """One split's pages -> (its counts, its own sample): the work of one task of the pool."""
+    from ..parse import parse_page
+    from ..text.titles import TitleParser
+    from ..text.wikitext import Cleaner, ParseOptions
+    from ..reading.splits import read_split
+
+    config, counts, cleaners = _WORKER["config"], Counter(), _WORKER["cleaners"]
+    sample = _Sample(_WORKER["max_sentences"])
+
+    def articles():
+        for page in read_split(split, counts, config.allow_truncated, config.lang):
+            if page.source not in cleaners:  # links are not resolved: sentences never need it
+                cleaners[page.source] = Cleaner(
+                    TitleParser(_WORKER["sites"][page.source]), _WORKER["splitter"],
+                    ParseOptions(keep_tables=config.keep_tables), resolve=None)
+            article = parse_page(page, cleaners[page.source], config, counts)
+            if article is not None:
+                counts["articles"] += 1
+                yield article
+    sample.add_articles(articles(), _WORKER["seed"])
+    return counts, sample.heap
+
+
+def _plan(paths: list[str], parts: int, workdir: str, sites: dict) -> list:
+    """Splits of the inputs for `parts` workers: stream ranges of a multistream file with an
+    index, else byte ranges of a plain copy decompressed once into `workdir` (where that cannot
+    be done, parts that each read the file and parse every parts-th block of pages)."""
+    from ..reading.splits import plan_splits, prepare_file
+    from ..text.titles import TitleParser
+
+    splits = []
+    for path in paths:
+        planned = plan_splits([path], parts_per_file=parts)
+        if planned and planned[0].parts > 1:  # no index
+            prepared, _, _ = prepare_file(path, parts, workdir, TitleParser(sites[path]), 1)
+            planned = prepared or planned
+        splits.extend(planned)
+    return splits
+
+
+def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 1,
+                counts: Counter | None = None, progress: "VocabProgress | None" = None,
+                workdir: str | None = None) -> list[str]:
+    """`sample_sentences` of the articles of a dump (`config`: a wikipairs.parse.ParseConfig) on
+    `workers` processes (0: all cores). The sample is the same for every number of workers: a
+    sentence is kept by its hash, which no split or order changes, and the splits' samples merge
+    into the sample of the whole. One worker reads the dump in one process (parse.iter_articles);
+    more plan splits (as build does), sample each in a pool and merge. `workdir` (default: the
+    system's temporary folder) holds the decompressed copy of a file without an index while it
+    runs. `counts` gets pages_read, sentences, articles and the skip reasons."""
+    import multiprocessing
+    import tempfile
+
+    from ..parse import iter_articles
+    from ..reading import DumpFile, expand_inputs
+    from ..text.sentences import SentenceSplitter
+
+    counts = counts if counts is not None else Counter()
+    progress = progress or VocabProgress(counts, max_sentences, quiet=True)
+    workers = workers or os.cpu_count() or 1
+    if max_sentences < 0:
+        raise VocabError(f"max_sentences must be >= 0, got {max_sentences}")
+    if workers <= 1:
+        return sample_sentences(progress.articles(iter_articles(config, counts)), max_sentences,
+                                seed)
+    paths = expand_inputs(config.inputs)
+    sites = {p: DumpFile(p, lang=config.lang).site for p in paths}
+    texts = []
+    if SentenceSplitter.needs_training_text(config.sentence_splitter):
+        from ..parse import training_text
+        texts = training_text(paths, config.lang, config.allow_truncated)
+    splitter = SentenceSplitter.for_language(sites[paths[0]].lang, texts,
+                                             method=config.sentence_splitter)
+    sample = _Sample(max_sentences)
+    workdir = workdir if workdir and os.path.isdir(workdir) else None
+    with tempfile.TemporaryDirectory(prefix="wikipairs-vocab-", dir=workdir) as tmp:
+        splits = _plan(paths, workers * SPLITS_PER_WORKER, tmp, sites)
+        state = {"config": config, "sites": sites, "splitter": splitter, "seed": seed,
+                 "max_sentences": max_sentences}
+        with multiprocessing.get_context("spawn").Pool(
+                min(workers, len(splits)), _init_worker, (state,)) as pool:
+            # Any order: the merged sample does not depend on it.
+            for split_counts, items in pool.imap_unordered(_sample_split, splits):
+                counts.update(split_counts)
+                sample.merge(items)
+                progress.tick()
+    progress.tick(final=True)
+    return sample.texts()
 
 
 class VocabProgress:
@@ -78,10 +201,11 @@ class VocabProgress:
         """`articles`, reporting as they pass (the counts are iter_articles')."""
         for article in articles:
             yield article
-            self._tick()
-        self._tick(final=True)
+            self.tick()
+        self.tick(final=True)
 
-    def _tick(self, final: bool = False) -> None:
+    def tick(self, final: bool = False) -> None:
+        """A progress line, if one is due (`final`: the last, always)."""
         pages, sentences = self.counts["pages_read"], self.counts["sentences"]
         self.lines.report(pages, lambda rate: (
             f"  {pages:,} pages read, {sentences:,} sentences, "

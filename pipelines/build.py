@@ -40,7 +40,8 @@ class _WriteShard(beam.DoFn):
 
 
 class WriteShards(beam.PTransform):
-    """Pairs of one task -> DIR/<task>/part-NNNNN-of-MMMMM.{parquet,tfrecord.gz}.
+    """Pairs of one task -> DIR/parquet/<task>/part-NNNNN-of-MMMMM.parquet and
+    DIR/tfrecord/<task>/part-NNNNN-of-MMMMM.tfrecord.gz (wikipairs/shards/layout.py).
 
     Every shard index gets a file, even an empty one, so the set of files is fixed in advance."""
 

@@ -27,7 +27,7 @@ from wikipairs import __version__, fileio
 from wikipairs.reading import DumpFile
 from wikipairs.records import SiteInfo
 from wikipairs.errors import WikipairsError
-from wikipairs.shards.pair_shards import FORMATS
+from wikipairs.shards.layout import FORMATS, remove_empty_format_folders, replaced_folders
 from wikipairs.pairs.tasks import TASKS, PairConfig
 from wikipairs.parse import ParseConfig, training_text
 from wikipairs.progress import LineWriter, ProgressLines
@@ -141,14 +141,17 @@ def staging_file() -> str:
 
 def _clean_output(config: BuildConfig) -> None:
     try:
-        # Refuses, deleting nothing, where a task folder holds files no build wrote there (or
-        # README.md or spm.model is someone's own); then the old manifest goes first.
+        # Refuses, deleting nothing, where a task folder (this layout's or an older build's)
+        # holds files no build wrote there (or README.md or spm.model is someone's own); then
+        # the old manifest goes first.
         check_card(config.output, "wikipairs build")
+        shard_folders = replaced_folders(TASKS)
         prepare_output(config.output, "wikipairs build",
-                       {**{task: OWN_SHARD_FILE for task in TASKS}, NOTES: None, WORKDIR: None},
-                       vocab=config.vocab)
-        for sub in list(TASKS) + [NOTES, WORKDIR]:
+                       {**{sub: OWN_SHARD_FILE for sub in shard_folders}, NOTES: None,
+                        WORKDIR: None}, vocab=config.vocab)
+        for sub in shard_folders + [NOTES, WORKDIR]:
             fileio.rmtree(fileio.join(config.output, sub))
+        remove_empty_format_folders(config.output)
         for name in ("stats.json", "stats.json" + TMP_SUFFIX, CARD, LOG):
             if fileio.exists(fileio.join(config.output, name)):
                 fileio.remove(fileio.join(config.output, name))

@@ -114,10 +114,10 @@ class UnionTitles(beam.CombineFn):
 
 class ParseAndPair(beam.DoFn):
     """Split -> its pages -> Articles -> ICT and BFS pairs, written at once to the split's own
-    shard (DIR/<task>/part-<split>-of-<splits>; no shuffle of pairs or pages), and the two WLP
-    sides as tagged outputs: "wlp_query" (title, WlpQuery) and "wlp_doc" (raw target, WlpDoc),
-    the latter only for targets the title filter says may exist. Links stay unresolved here; a
-    later join resolves them. The main output is the shard notes."""
+    shard (DIR/<format>/<task>/part-<split>-of-<splits>; no shuffle of pairs or pages), and the
+    two WLP sides as tagged outputs: "wlp_query" (title, WlpQuery) and "wlp_doc" (raw target,
+    WlpDoc), the latter only for targets the title filter says may exist. Links stay unresolved
+    here; a later join resolves them. The main output is the shard notes."""
 
     def __init__(self, *, sites: dict, splitter, parse: ParseConfig, pairs: PairConfig,
                  tasks: tuple[str, ...], tokenizer, output: str, formats: tuple[str, ...],

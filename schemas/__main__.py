@@ -16,7 +16,8 @@ def render() -> str:
         "",
         markdown_table(REDIRECT),
         "",
-        "## Pair (`<task>/part-*.parquet` and `<task>/part-*.tfrecord.gz`, written by `wikipairs build`)",
+        "## Pair (`parquet/<task>/part-*.parquet` and `tfrecord/<task>/part-*.tfrecord.gz`, "
+        "written by `wikipairs build`)",
         "",
         "In TFRecord shards each pair is a `tf.train.Example`: strings are `bytes_list`, integers and",
         "booleans `int64_list` (one value for scalars), token id lists variable-length `int64_list`.",

@@ -36,6 +36,7 @@ import pytest
 
 from conftest import (NLTK_DATA, REPO, SAMPLE_DUMP, assert_one_line_error, describe,
                       punkt_free_paths, run_cli, wiki_file)
+from old_builds import to_old_layout
 from wikipairs.shards.pair_shards import pair_row
 from wikipairs.pairs.tasks import PairBuilder, PairConfig, approx_token_count, build_pairs_in_memory
 from wikipairs.parse import ParseConfig, iter_articles
@@ -57,8 +58,10 @@ def build_cli(*args, timeout: float = 300):
 
 
 def shard_files(folder: Path | str, task: str, suffix: str = ".parquet") -> list[str]:
-    files = sorted(glob.glob(os.path.join(str(folder), task, "part-*" + suffix)))
-    assert files, f"no {suffix} shards in {folder}/{task}"
+    """A task's shards of one format: DIR/parquet/<task>/ or DIR/tfrecord/<task>/."""
+    fmt = "parquet" if suffix == ".parquet" else "tfrecord"
+    files = sorted(glob.glob(os.path.join(str(folder), fmt, task, "part-*" + suffix)))
+    assert files, f"no {suffix} shards in {folder}/{fmt}/{task}"
     for f in files:
         assert _PART.match(os.path.basename(f)), f
     return files
@@ -354,18 +357,25 @@ def test_beam_rows_equal_the_in_memory_reference(gensim_build, reference, task):
 def test_shard_layout_and_manifest(gensim_build):
     manifest = load_json(gensim_build / "manifest.json")
     listed = [e["path"] for e in manifest["shards"]]
-    on_disk = sorted(os.path.relpath(f, gensim_build)
-                     for t in TASKS for f in glob.glob(str(gensim_build / t / "*")))
+    on_disk = sorted(os.path.relpath(f, gensim_build) for fmt in ("parquet", "tfrecord")
+                     for t in TASKS for f in glob.glob(str(gensim_build / fmt / t / "*")))
     assert sorted(listed) == on_disk, "the manifest lists exactly the shard files on disk"
+    # One tree per format: DIR/parquet/<task>/*.parquet, DIR/tfrecord/<task>/*.tfrecord.gz.
+    assert sorted(p.name for p in gensim_build.iterdir() if p.is_dir()) == ["parquet", "tfrecord"]
+    for tree, suffix in (("parquet", ".parquet"), ("tfrecord", ".tfrecord.gz")):
+        assert sorted(p.name for p in (gensim_build / tree).iterdir()) == sorted(TASKS)
+        assert all(p.name.endswith(suffix) for p in (gensim_build / tree).rglob("*")
+                   if p.is_file())
     for task in TASKS:
-        parts = [_PART.match(os.path.basename(p)) for p in listed if p.startswith(task + "/")]
-        for fmt in ("parquet", "tfrecord.gz"):
-            numbers = sorted((int(m.group(1)), int(m.group(2))) for m in parts
-                             if m.group(3) == fmt)
+        for fmt, suffix in (("parquet", "parquet"), ("tfrecord", "tfrecord.gz")):
+            parts = [_PART.match(os.path.basename(p)) for p in listed
+                     if p.startswith(f"{fmt}/{task}/")]
+            assert all(m.group(3) == suffix for m in parts), f"{fmt}/{task}: {parts}"
+            numbers = sorted((int(m.group(1)), int(m.group(2))) for m in parts)
             count = numbers[0][1]
             assert numbers == [(i, count) for i in range(count)], f"{task} {fmt}: {numbers}"
     wlp_counts = {int(_PART.match(os.path.basename(p)).group(2)) for p in listed
-                  if p.startswith("wlp/")}
+                  if p.startswith(("parquet/wlp/", "tfrecord/wlp/"))}
     assert wlp_counts == {3}, "--num-shards 3 gives part-0000i-of-00003 for WLP"
     assert not list(gensim_build.rglob("*.tmp")), "no temporary files left"
     assert manifest["seed"] == 0
@@ -489,7 +499,8 @@ def test_tfrecord_shards_parse_into_the_parquet_rows(gensim_build):
     seen = 0
     for task in TASKS:
         for parquet in shard_files(gensim_build, task):
-            tfrecord = parquet[:-len(".parquet")] + ".tfrecord.gz"
+            tfrecord = str(gensim_build / "tfrecord" / task /
+                           os.path.basename(parquet).replace(".parquet", ".tfrecord.gz"))
             assert os.path.exists(tfrecord), tfrecord
             expected = pq.read_table(parquet).to_pylist()
             for row in expected:
@@ -763,9 +774,63 @@ def test_verify_catches_a_deleted_shard(sample_build, tmp_path):
 
 def test_verify_catches_an_extra_shard(sample_build, tmp_path):
     folder = _copy_build(sample_build, tmp_path / "b")
+    extra = folder / "parquet" / "ict" / "part-00009-of-00009.parquet"
+    shutil.copy(_first_shard(folder, "parquet"), extra)
+    assert_one_line_error(run_cli("verify", folder), extra.name)
+
+
+def test_a_task_folder_reads_with_pandas(sample_build):
+    """DIR/parquet/<task> holds Parquet files only, so a Parquet reader takes the folder."""
+    import pandas as pd
+
+    stats = load_json(sample_build / "stats.json")
+    for task in TASKS:
+        frame = pd.read_parquet(sample_build / "parquet" / task)
+        assert len(frame) == stats["tasks"][task]["pairs"] > 0, task
+        assert sorted(frame["pair_id"]) == [r["pair_id"] for r in read_rows(sample_build, task)]
+
+
+def test_an_older_build_in_the_old_layout_is_still_read(sample_build, tmp_path):
+    """A build of the layout before the per-format trees (DIR/<task>/ holding both formats):
+    verify passes (and still finds an unlisted shard), stats and show print what they print
+    for the same build in the new layout."""
+    folder = to_old_layout(_copy_build(sample_build, tmp_path / "old"))
+    assert not (folder / "parquet").exists() and (folder / "ict").is_dir()
+    assert run_cli("verify", folder).returncode == 0
+    for command in (["stats"], ["show", "--task", "wlp", "-n", "3"], ["show", "--task", "ict"]):
+        new, old = run_cli(*command[:1], sample_build, *command[1:]), \
+            run_cli(*command[:1], folder, *command[1:])
+        assert new.returncode == old.returncode == 0, describe(old)
+        assert old.stdout.replace(str(folder), "DIR") == new.stdout.replace(str(sample_build),
+                                                                           "DIR"), command
+        assert "[" in old.stdout or command == ["stats"]
     extra = folder / "ict" / "part-00009-of-00009.parquet"
     shutil.copy(_first_shard(folder, "parquet"), extra)
     assert_one_line_error(run_cli("verify", folder), extra.name)
+
+
+def test_the_trainer_reads_an_older_build_in_the_old_layout(gensim_build, tmp_path):
+    """trainer.data finds the shards of both layouts, per format, and makes the same batches."""
+    from wikipairs.trainer import data
+
+    old = to_old_layout(_copy_build(gensim_build, tmp_path / "old"))
+    for fmt, suffix in (("parquet", ".parquet"), ("tfrecord", ".tfrecord.gz")):
+        new_files, old_files = data.find_shards(gensim_build, None, fmt), \
+            data.find_shards(old, None, fmt)
+        assert list(new_files) == list(old_files) == list(TASKS)
+        assert {t: [os.path.basename(f) for f in fs] for t, fs in old_files.items()} == \
+            {t: [os.path.basename(f) for f in shard_files(gensim_build, t, suffix)]
+             for t in TASKS}
+        assert all(f.startswith(str(old / t) + os.sep) for t, fs in old_files.items()
+                   for f in fs)
+    # a format's tree given as the data folder works too
+    assert list(data.find_shards(gensim_build / "parquet", None, "parquet")) == list(TASKS)
+    options = dict(batch_size=8, seed=3, repeat=False, prefetch=False)
+    batches = [list(data.make_batches(d, data_format="parquet", **options))
+               for d in (gensim_build, old)]
+    assert len(batches[0]) > 10 and len(batches[0]) == len(batches[1])
+    for a, b in zip(*batches):
+        assert (a["query_ids"] == b["query_ids"]).all() and (a["doc_ids"] == b["doc_ids"]).all()
 
 
 def test_verify_catches_a_missing_manifest(sample_build, tmp_path):

@@ -98,7 +98,8 @@ def test_build_card_counts_are_those_of_stats_json(built):
         s = stats["tasks"][task]
         assert [number(c) for c in cells[:4]] == [s["pairs"], s["tokens"],
                                                   s["mean_query_tokens"], s["mean_doc_tokens"]]
-        shards = {p.name.split(".")[0] for p in (built / task).iterdir()}
+        shards = {p.name.split(".")[0] for fmt in ("parquet", "tfrecord")
+                  for p in (built / fmt / task).iterdir()}
         assert number(cells[4]) == len(shards)
 
 
@@ -108,17 +109,19 @@ def test_build_card_front_matter_names_a_parquet_config_per_task(built):
     assert "text-retrieval" in meta["task_categories"]
     assert meta["size_categories"] == ["n<1K"]
     assert meta["configs"] == [
-        {"config_name": task, "data_files": [{"split": "train", "path": f"{task}/*.parquet"}]}
+        {"config_name": task,
+         "data_files": [{"split": "train", "path": f"parquet/{task}/*.parquet"}]}
         for task in ("ict", "bfs", "wlp")]
 
 
-def load_offline(folder: Path, config: str, cache: Path) -> int:
-    """Rows of `datasets.load_dataset(folder, config)["train"]`, in a fresh interpreter where the
-    Hub cannot be reached (datasets reads these variables when it is imported)."""
+def load_offline(folder: Path, config: str, cache: Path, data_dir: bool = False) -> int:
+    """Rows of `datasets.load_dataset(folder, config)["train"]` (data_dir: of
+    `datasets.load_dataset(config, data_dir=folder)`), in a fresh interpreter where the Hub
+    cannot be reached (datasets reads these variables when it is imported)."""
     pytest.importorskip("datasets")
     env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(cache))
-    code = ("import sys, datasets; print(datasets.load_dataset(sys.argv[1], sys.argv[2])"
-            "['train'].num_rows)")
+    call = "(sys.argv[2], data_dir=sys.argv[1])" if data_dir else "(sys.argv[1], sys.argv[2])"
+    code = f"import sys, datasets; print(datasets.load_dataset{call}['train'].num_rows)"
     done = subprocess.run([sys.executable, "-c", code, str(folder), config], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -128,6 +131,13 @@ def load_offline(folder: Path, config: str, cache: Path) -> int:
 def test_datasets_loads_a_task_from_the_parquet_shards_offline(built, tmp_path):
     pairs = load_json(built / "stats.json")["tasks"]["ict"]["pairs"]
     assert load_offline(built, "ict", tmp_path / "hf") == pairs > 0
+
+
+def test_datasets_loads_a_task_folder_as_plain_parquet_offline(built, tmp_path):
+    """DIR/parquet/<task> holds nothing but Parquet: the generic "parquet" builder takes it."""
+    pairs = load_json(built / "stats.json")["tasks"]["wlp"]["pairs"]
+    assert load_offline(built / "parquet" / "wlp", "parquet", tmp_path / "hf",
+                        data_dir=True) == pairs > 0
 
 
 def test_the_manifest_lists_the_card_and_verify_passes(built):

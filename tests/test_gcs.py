@@ -198,7 +198,7 @@ def test_verify_gs_and_a_flipped_byte(gcs, gs_builds):
     out = gs_builds[1]
     result = cli_ok("verify", out)
     assert f"{out}/manifest.json" in result.stdout
-    shard = f"{out}/ict/part-00000-of-00002.tfrecord.gz"
+    shard = f"{out}/tfrecord/ict/part-00000-of-00002.tfrecord.gz"
     original = gcs.get(shard)
     flipped = bytearray(original)
     flipped[len(flipped) // 2] ^= 0x01
@@ -207,7 +207,7 @@ def test_verify_gs_and_a_flipped_byte(gcs, gs_builds):
         assert_one_line_error(run_cli("verify", out), shard, "sha256")
     finally:
         gcs.put(shard, original)
-    extra = f"{out}/wlp/part-00001-of-00002.parquet"  # a shard of another run lying there
+    extra = f"{out}/parquet/wlp/part-00001-of-00002.parquet"  # another run's shard lying there
     gcs.put(extra, b"PAR1")
     try:
         assert_one_line_error(run_cli("verify", out), extra, "does not list")

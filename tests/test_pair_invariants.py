@@ -46,7 +46,7 @@ def test_wlp_document_of_a_page_without_lead_text_holds_the_link(tmp_path):
     out = tmp_path / "out"
     result = run_cli("build", "--task", "wlp", "-i", dump, "-o", out, "--format", "parquet")
     assert result.returncode == 0, describe(result)
-    rows = [row for shard in sorted((out / "wlp").glob("*.parquet"))
+    rows = [row for shard in sorted((out / "parquet" / "wlp").glob("*.parquet"))
             for row in pq.read_table(shard).to_pylist()]
     assert [(r["doc_title"], r["link_in_doc"], r["doc_section"]) for r in rows] == \
         [("Beta", True, 2)], rows

@@ -42,7 +42,7 @@ def test_show_prints_pairs_with_provenance(sample_build):
     assert result.returncode == 0, describe(result)
     assert result.stdout.count("[wlp] pair ") == 3
     assert "anchor" in result.stdout and "Q: " in result.stdout and "D: " in result.stdout
-    rows = pq.read_table(next((out / "wlp").glob("part-*.parquet"))).to_pylist()
+    rows = pq.read_table(next((out / "parquet" / "wlp").glob("part-*.parquet"))).to_pylist()
     shown = [line.split()[2] for line in result.stdout.splitlines() if line.startswith("[wlp]")]
     by_id = {r["pair_id"]: r for r in rows}
     for pair_id in shown:

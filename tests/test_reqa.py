@@ -250,10 +250,11 @@ def test_finetune_pairs_shards(dev, tmp_path):
     train_vocab(sentences, spm, vocab_size=400)
     out = tmp_path / "ft"
     record = reqa_data.write_finetune_pairs(dev, str(out), spm, train_percent=5, seed=0)
-    train = pq.read_table(out / "reqa" / "part-00000-of-00001.parquet").to_pylist()
-    valid = pq.read_table(out / "valid" / "reqa" / "part-00000-of-00001.parquet").to_pylist()
-    assert (out / "reqa" / "part-00000-of-00001.tfrecord.gz").is_file()
-    assert pq.read_schema(out / "reqa" / "part-00000-of-00001.parquet").names == \
+    train = pq.read_table(out / "parquet" / "reqa" / "part-00000-of-00001.parquet").to_pylist()
+    valid = pq.read_table(out / "valid" / "parquet" / "reqa" / "part-00000-of-00001.parquet"
+                          ).to_pylist()
+    assert (out / "tfrecord" / "reqa" / "part-00000-of-00001.tfrecord.gz").is_file()
+    assert pq.read_schema(out / "parquet" / "reqa" / "part-00000-of-00001.parquet").names == \
         [f.name for f in pair_fields(True)]
     of = split_questions(dev.questions["question"], 5, 0)
     assert {of[r["query"]] for r in train} == {"train"} and {of[r["query"]] for r in valid} == {"valid"}

@@ -110,7 +110,7 @@ def gensim_reference(parsed_dumps):
 
 
 def _rows(folder: Path, task: str) -> list[dict]:
-    files = sorted(glob.glob(str(folder / task / "part-*.parquet")))
+    files = sorted(glob.glob(str(folder / "parquet" / task / "part-*.parquet")))
     assert files, f"no {task} shards in {folder}"
     rows = [r for f in files for r in pq.read_table(f).to_pylist()]
     return sorted(rows, key=lambda r: r["pair_id"])

@@ -264,7 +264,7 @@ def tokenizer(spm_model) -> Tokenizer:
 
 @pytest.fixture(scope="module")
 def pairs(artifacts) -> list[dict]:
-    files = sorted(glob.glob(str(artifacts.build() / "*" / "part-*.parquet")))
+    files = sorted(glob.glob(str(artifacts.build() / "parquet" / "*" / "part-*.parquet")))
     assert files, f"no parquet shards in {artifacts.build_dir}"
     columns = ["task", "query", "doc_title", "doc_text", "doc_page_id", "doc_section",
                "doc_passage", "query_ids", "doc_ids"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_DUMP, assert_one_line_error, describe, run_cli, write_fake_dump
+from old_builds import to_old_layout
 from wikipairs.reading.splits import write_multistream
 
 PAGES = [(f"Page {i}", f"Page {i} is a page about things. It has two sentences.\n\n== Section =="
@@ -180,7 +181,7 @@ def sample_build(tmp_path_factory) -> Path:
 
 
 def test_build_refuses_to_delete_a_users_file_in_a_task_folder(sample_build, tmp_path):
-    mine = sample_build / "bfs" / "picked-pairs.jsonl"
+    mine = sample_build / "parquet" / "bfs" / "picked-pairs.jsonl"
     mine.write_text("{}", encoding="utf-8")
     try:
         before = _tree(sample_build)
@@ -205,12 +206,12 @@ def test_build_runs_again_over_its_own_and_an_interrupted_output(sample_build):
     result = run_cli("build", "-q", "-o", sample_build, "--workers", "1")
     assert result.returncode == 0, describe(result)
     after = _tree(sample_build)
-    assert {k: v for k, v in after.items() if k.startswith(("ict/", "bfs/", "wlp/"))} == \
-        {k: v for k, v in before.items() if k.startswith(("ict/", "bfs/", "wlp/"))}
+    assert {k: v for k, v in after.items() if k.startswith(("parquet/", "tfrecord/"))} == \
+        {k: v for k, v in before.items() if k.startswith(("parquet/", "tfrecord/"))}
     # Interrupted before its manifest: leftover shards, temporary files, notes, a work folder.
     (sample_build / "manifest.json").unlink()
-    (sample_build / "wlp" / "part-00007-of-00009.parquet.tmp").write_bytes(b"half")
-    (sample_build / "ict" / "part-00005-of-00009.tfrecord.gz").write_bytes(b"old")
+    (sample_build / "parquet" / "wlp" / "part-00007-of-00009.parquet.tmp").write_bytes(b"half")
+    (sample_build / "tfrecord" / "ict" / "part-00005-of-00009.tfrecord.gz").write_bytes(b"old")
     (sample_build / ".shards").mkdir()
     (sample_build / ".shards" / "ict-00000.json").write_text("{}", encoding="utf-8")
     (sample_build / ".work" / "progress").mkdir(parents=True)
@@ -218,6 +219,30 @@ def test_build_runs_again_over_its_own_and_an_interrupted_output(sample_build):
     assert result.returncode == 0, describe(result)
     assert _tree(sample_build).keys() == after.keys()
     assert run_cli("verify", sample_build).returncode == 0
+
+
+def test_build_replaces_an_older_build_in_the_old_layout(sample_build, tmp_path):
+    """A build over a folder of the layout before the per-format trees (DIR/<task>/ holding
+    both formats) refuses while a task folder holds a user's file, deleting nothing, and else
+    replaces it: the old task folders go, the new trees hold the same shards."""
+    import shutil
+
+    folder = to_old_layout(shutil.copytree(sample_build, tmp_path / "old"))
+    mine = folder / "wlp" / "notes.txt"
+    mine.write_text("mine", encoding="utf-8")
+    before = _tree(folder)
+    result = run_cli("build", "-q", "-o", folder, "--workers", "1")
+    assert_one_line_error(result, str(mine), "not written by wikipairs build",
+                          "nothing was deleted")
+    assert _tree(folder) == before
+    mine.unlink()
+    result = run_cli("build", "-q", "-o", folder, "--workers", "1")
+    assert result.returncode == 0, describe(result)
+    assert not any((folder / task).exists() for task in ("ict", "bfs", "wlp"))
+    new, rebuilt = _tree(sample_build), _tree(folder)
+    assert {k: v for k, v in rebuilt.items() if k.startswith(("parquet/", "tfrecord/"))} == \
+        {k: v for k, v in new.items() if k.startswith(("parquet/", "tfrecord/"))}
+    assert run_cli("verify", folder).returncode == 0
 
 
 # ---- 4. show of a task without pairs --------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Training batches from the pair shards of `wikipairs build` (DIR/<task>/part-*.{tfrecord.gz,parquet}).
+"""Training batches from the pair shards of `wikipairs build` (DIR/tfrecord/<task>/ and
+DIR/parquet/<task>/, or an older build's DIR/<task>/: wikipairs.shards.layout).
 
 Two readers with the same contract, seeded and with static shapes (what a TPU needs):
 
@@ -29,6 +30,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from wikipairs.errors import WikipairsError
+from wikipairs.shards.layout import SUFFIXES, find_task_shards
 from wikipairs.readahead import prefetched
 
 from wikipairs.special_tokens import PAD_ID, SEP_ID
@@ -36,7 +38,6 @@ from wikipairs.special_tokens import PAD_ID, SEP_ID
 TASKS = ("ict", "bfs", "wlp")
 SPLITS = ("train", "eval", "all")
 FORMATS = ("tfrecord", "parquet")
-SUFFIXES = {"tfrecord": ".tfrecord.gz", "parquet": ".parquet"}
 EVAL_PERCENT = 5
 ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
 PREFETCH_BATCHES = 2  # make_batches on Parquet: batches a thread makes ahead (readahead.prefetched)
@@ -85,18 +86,15 @@ def _as_list(data_dirs) -> list[str]:
 
 
 def task_folders(data_dir: str, fmt: str) -> dict[str, list[str]]:
-    """task -> sorted shard files of one build folder: DIR/<task>/part-*<suffix>, or DIR itself
-    when it holds part-* files (the task is then the folder's name)."""
-    suffix = SUFFIXES[fmt]
+    """task -> sorted shard files of one build folder: DIR/<format>/<task>/part-*<suffix>, an
+    older build's DIR/<task>/part-*<suffix> (wikipairs.shards.layout), or DIR itself when it
+    holds part-* files (the task is then the folder's name)."""
     found = {}
-    own = sorted(glob.glob(os.path.join(glob.escape(data_dir), "part-*" + suffix)))
+    own = sorted(glob.glob(os.path.join(glob.escape(data_dir), "part-*" + SUFFIXES[fmt])))
     if own:
         found[os.path.basename(os.path.normpath(data_dir))] = own
-    for sub in sorted(os.listdir(data_dir)):
-        files = sorted(glob.glob(os.path.join(glob.escape(data_dir), glob.escape(sub),
-                                              "part-*" + suffix)))
-        if files and os.path.isdir(os.path.join(data_dir, sub)):
-            found.setdefault(sub, []).extend(files)
+    for task, files in find_task_shards(data_dir, fmt).items():
+        found.setdefault(task, []).extend(files)
     return found
 
 
@@ -118,8 +116,9 @@ def find_shards(data_dirs, tasks: Sequence[str] | None = None, fmt: str = "tfrec
         for task, files in task_folders(d, fmt).items():
             found.setdefault(task, []).extend(files)
     if not found:
-        raise DataError(f"{', '.join(dirs)}: no pair shards (<task>/part-*{SUFFIXES[fmt]}); "
-                        f"build them with `wikipairs build --vocab ...`")
+        raise DataError(f"{', '.join(dirs)}: no pair shards "
+                        f"({fmt}/<task>/part-*{SUFFIXES[fmt]}); build them with "
+                        f"`wikipairs build --vocab ...`")
     if tasks is None:
         order = [t for t in TASKS if t in found] + sorted(t for t in found if t not in TASKS)
         return {t: found[t] for t in order}

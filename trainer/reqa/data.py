@@ -327,9 +327,10 @@ def finetune_rows(data: ReqaData, tokenizer, query_max: int = 64, doc_max: int =
 def write_finetune_pairs(data: ReqaData, output: str, vocab: str, train_percent: float,
                          seed: int = 0, formats=("parquet", "tfrecord"), query_max: int = 64,
                          doc_max: int = 288) -> dict:
-    """Write the training part as pair shards OUTPUT/reqa/part-00000-of-00001.{parquet,tfrecord.gz}
-    (what `wikipairs train finetune --data OUTPUT` reads) and the validation part likewise under
-    OUTPUT/valid/reqa/; OUTPUT/split.json records the split. Returns that record."""
+    """Write the training part as pair shards OUTPUT/parquet/reqa/part-00000-of-00001.parquet and
+    OUTPUT/tfrecord/reqa/part-00000-of-00001.tfrecord.gz (what `wikipairs train finetune --data
+    OUTPUT` reads) and the validation part likewise under OUTPUT/valid/; OUTPUT/split.json
+    records the split. Returns that record."""
     from wikipairs import fileio
     from wikipairs.shards.pair_shards import write_shard
     from wikipairs.pairs.vocab import Tokenizer
@@ -358,11 +359,14 @@ def write_finetune_pairs(data: ReqaData, output: str, vocab: str, train_percent:
 # ---- open-domain candidates (Chang et al. 4.4) -----------------------------------------------
 
 def shard_paths(pattern: str) -> list[str]:
-    """Parquet pair shards: a `wikipairs build` output folder (DIR/*/part-*.parquet, or
-    DIR/part-*.parquet), a single file, or a glob pattern."""
+    """Parquet pair shards: a `wikipairs build` output folder (DIR/parquet/<task>/part-*.parquet,
+    or an older build's DIR/<task>/...), a folder of shards (DIR/part-*.parquet), a single file,
+    or a glob pattern."""
     if os.path.isdir(pattern):
-        paths = sorted(glob.glob(os.path.join(pattern, "*", "part-*.parquet"))) or \
-            sorted(glob.glob(os.path.join(pattern, "part-*.parquet")))
+        from wikipairs.shards.layout import find_task_shards
+
+        paths = [p for files in find_task_shards(pattern, "parquet").values() for p in files] \
+            or sorted(glob.glob(os.path.join(glob.escape(pattern), "part-*.parquet")))
     elif any(c in pattern for c in "*?["):
         paths = sorted(glob.glob(pattern))
     else:

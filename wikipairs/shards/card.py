@@ -4,8 +4,8 @@ This module owns what the card says and the rule for when a run may replace a RE
 is rendered from the dicts the run also writes (the manifest, stats.json or the parse counts) and
 the wiki's siteinfo: what the records are, their schema, the counts, how they were made (command,
 seed, inputs with sha256, language, sentence splitter, token measure) and the license. Its YAML
-front matter names one Hugging Face `configs:` entry per Parquet folder, so that
-`datasets.load_dataset(DIR, "ict")` reads the Parquet shards and not the TFRecords beside them.
+front matter names one Hugging Face `configs:` entry per Parquet folder (DIR/parquet/<task>),
+so that `datasets.load_dataset(DIR, "ict")` reads a task's Parquet shards.
 
 The card is written just before the manifest, which lists it (size and sha256) like any output.
 """
@@ -17,6 +17,7 @@ import re
 import shlex
 
 from .. import fileio
+from .layout import SUFFIXES, task_folder
 from .output import OutputError
 from wikipairs.schemas import ARTICLE, REDIRECT, markdown_table, pair_fields
 
@@ -76,7 +77,8 @@ def build_card(manifest: dict, stats: dict, dbname: str = "", base: str = "") ->
     tasks = [t for t in config["tasks"] if t in stats["tasks"]]
     wiki = _wiki(manifest, dbname)
     parquet = "parquet" in config["formats"]
-    configs = [(t, f"{t}/*.parquet") for t in tasks] if parquet else []
+    configs = [(t, f"{task_folder('', 'parquet', t)}/*.parquet") for t in tasks] if parquet \
+        else []
     total = sum(stats["tasks"][t]["pairs"] for t in tasks)
     title = f"Retrieval pre-training pairs from {wiki}: {', '.join(t.upper() for t in tasks)}"
     return "\n".join([
@@ -134,7 +136,7 @@ def _task_rules(config: dict, tasks: list[str]) -> list[str]:
     }
     lines = []
     for task in tasks:
-        lines += [f"- **{_TASK_NAMES[task]}** (`{task}/`): {rules[task]}"]
+        lines += [f"- **{_TASK_NAMES[task]}** (`{task}`): {rules[task]}"]
     return lines + [
         f"- Queries have at least {pairs['min_query_tokens']} tokens and fit "
         f"{pairs['query_max_tokens']} with `[CLS]` and `[SEP]`; documents over "
@@ -152,7 +154,7 @@ def _counts_table(stats: dict, manifest: dict, tasks: list[str]) -> list[str]:
     for task in tasks:
         s = stats["tasks"][task]
         shards = sorted({os.path.basename(e["path"]).split(".")[0] for e in manifest["shards"]
-                         if e["path"].startswith(task + "/")})
+                         if os.path.basename(os.path.dirname(e["path"])) == task})
         lines.append(f"| {task} | {s['pairs']:,} | {s['tokens']:,} | "
                      f"{s['mean_query_tokens']:.2f} | {s['mean_doc_tokens']:.2f} | "
                      f"{len(shards)} |")
@@ -163,14 +165,16 @@ def _counts_table(stats: dict, manifest: dict, tasks: list[str]) -> list[str]:
 
 
 def _build_files(config: dict, tasks: list[str], parquet: bool) -> list[str]:
-    kinds = " and ".join({"parquet": "Parquet (`.parquet`, zstd)",
-                          "tfrecord": "TFRecord (`.tfrecord.gz`, one `tf.train.Example` per pair)"}
-                         [f] for f in config["formats"])
-    lines = [f"- `<task>/part-NNNNN-of-MMMMM.*`: the pairs, as {kinds}."]
+    kinds = {"parquet": "Parquet (zstd)",
+             "tfrecord": "TFRecord (gzip, one `tf.train.Example` per pair)"}
+    lines = [f"- `{task_folder('', f, '<task>')}/part-NNNNN-of-MMMMM{SUFFIXES[f]}`: the pairs, as "
+             f"{kinds[f]}." for f in config["formats"]]
     if parquet:
         lines.append(f'- `datasets.load_dataset("DIR", "{tasks[0]}")` reads the Parquet shards of '
                      f"a task (the `configs:` of this card's metadata); all rows are in split "
-                     f"`train`.")
+                     f"`train`. Any Parquet reader takes a task's folder as it is: "
+                     f"`pandas.read_parquet(\"DIR/parquet/{tasks[0]}\")`, "
+                     f"`datasets.load_dataset(\"parquet\", data_dir=\"DIR/parquet/{tasks[0]}\")`.")
     if config.get("vocab"):
         lines.append(f"- `spm.model`: the SentencePiece model of the token ids (a copy of "
                      f"`{os.path.basename(config['vocab'])}`, with its pieces in `spm.vocab` "

@@ -11,10 +11,8 @@ from wikipairs.schemas import arrow_schema, example_kinds, pair_fields
 
 from .. import fileio
 from ..records import Pair
+from .layout import FORMATS, SUFFIXES, task_folder
 from .output import TMP_SUFFIX, ParquetRows, sha256_file, shard_name
-
-FORMATS = ("parquet", "tfrecord")
-SUFFIXES = {"parquet": ".parquet", "tfrecord": ".tfrecord.gz"}
 
 
 def shard_of(pair_id: str, num_shards: int) -> int:
@@ -35,17 +33,19 @@ def pair_row(pair: Pair, count, tokenizer=None, query_max: int = 64, doc_max: in
 
 
 class ShardWriter:
-    """Streams rows into DIR/<task>/part-<index>-of-<count> in every format (temporary names,
-    renamed by close(), which also saves and returns the shard's note)."""
+    """Streams rows into DIR/<format>/<task>/part-<index>-of-<count> in every format (see
+    layout.py; temporary names, renamed by close(), which also returns the shard's note)."""
 
     def __init__(self, output: str, task: str, index: int, count: int,
                  formats: tuple[str, ...], with_ids: bool, row_group: int = 2_000):
         self.output, self.task, self.index, self.count = output, task, index, count
         self.fields = pair_fields(with_ids)
         self.schema = arrow_schema(self.fields, metadata={"wikipairs": "pair"})
-        self.paths = {fmt: fileio.join(output, task, shard_name(index, count, SUFFIXES[fmt]))
+        self.paths = {fmt: fileio.join(task_folder(output, fmt, task),
+                                       shard_name(index, count, SUFFIXES[fmt]))
                       for fmt in formats}
-        fileio.makedirs(fileio.join(output, task))
+        for fmt in formats:
+            fileio.makedirs(task_folder(output, fmt, task))
         self.files = {fmt: fileio.create(path + TMP_SUFFIX) for fmt, path in self.paths.items()}
         self.parquet, self.tfrecord = None, None
         if "parquet" in formats:

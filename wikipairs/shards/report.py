@@ -12,6 +12,7 @@ from .. import fileio
 from ..errors import WikipairsError
 from ..pairs.tasks import TASKS
 from ..pairs.sampling import sample
+from . import layout
 from .output import MANIFEST
 
 
@@ -30,7 +31,9 @@ def load_stats(folder: str) -> dict:
 
 
 def task_shards(folder: str, task: str) -> list[str]:
-    return fileio.glob(fileio.join(folder, task, "part-*.parquet"))
+    """A task's Parquet shards in a build folder, sorted: DIR/parquet/<task>/part-*.parquet, or
+    DIR/<task>/part-*.parquet in a build older than the per-format trees (layout.py)."""
+    return layout.task_shards(folder, task, "parquet")
 
 
 def _read_table(shard: str, columns: list[str] | None = None):

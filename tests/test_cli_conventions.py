@@ -44,3 +44,22 @@ def test_every_command_takes_quiet_and_verbose(path):
 def test_quiet_and_verbose_together_is_one_usage_error(tmp_path):
     result = run_cli("verify", tmp_path, "-q", "-v")
     assert_one_line_error(result, "--quiet and --verbose")
+
+
+def all_commands(command: click.Command = main, path: tuple[str, ...] = ()):
+    """(path, command) of `command` and of every group and command below it."""
+    yield path, command
+    for name, subcommand in sorted(getattr(command, "commands", {}).items()):
+        yield from all_commands(subcommand, path + (name,))
+
+
+def test_every_option_has_help():
+    """Every visible option of every command and group (subgroups too) says what it does
+    (arguments: click shows no help for them; each command's docstring names them)."""
+    missing = [f"{' '.join(path) or 'wikipairs'} {'/'.join(param.opts)}"
+               for path, command in all_commands() for param in command.params
+               if isinstance(param, click.Option) and not param.hidden
+               and not (param.help or "").strip()]
+    assert missing == []
+    for path, command in all_commands():  # and every command has its one-line description
+        assert (command.help or "").strip(), path

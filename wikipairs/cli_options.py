@@ -41,3 +41,14 @@ def add_missing_verbosity_options(command: click.Command) -> None:
         if name not in names:
             command.params.append(click.Option([f"--{name}", short], is_flag=True,
                                                expose_value=False, help=help_text))
+
+
+# Options of the same name in several commands share their help (build, reqa pairs; parse,
+# build, vocab).
+QUERY_MAX_TOKENS_HELP = "Most tokens of a query, [CLS] and [SEP] included."
+DOC_MAX_TOKENS_HELP = ("Most tokens of a document, title and [CLS]/[SEP] included; longer text is "
+                       "cut at a token boundary.")
+NAMESPACES_HELP = "Namespaces whose pages become articles, comma-separated."
+ALLOW_TRUNCATED_HELP = ("Keep the complete pages of a dump that ends mid-page instead of "
+                        "failing.")
+KEEP_TABLES_HELP = "Keep table cell text as paragraphs."

@@ -10,7 +10,7 @@ import os
 import click
 
 from wikipairs import fileio
-from wikipairs.cli_options import verbosity_options
+from wikipairs.cli_options import DOC_MAX_TOKENS_HELP, QUERY_MAX_TOKENS_HELP, verbosity_options
 
 from .data import PAPER_TRAIN_PERCENTS, SPLITS, ReqaError
 
@@ -205,8 +205,10 @@ def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1,
 @click.option("--seed", default=0, show_default=True, type=int, help="Split seed.")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
               help="OUT/{parquet,tfrecord}/reqa/part-*: training pairs; OUT/valid/...: validation.")
-@click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4))
-@click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8))
+@click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4),
+              help=QUERY_MAX_TOKENS_HELP)
+@click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8),
+              help=DOC_MAX_TOKENS_HELP)
 @verbosity_options()
 def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_max_tokens, quiet,
           verbose):

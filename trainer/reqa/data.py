@@ -1,7 +1,9 @@
 """ReQA data: SQuAD JSON -> sentence candidates and questions, splits, fine-tuning pairs.
 
-The construction is ReQA's (google/retrieval-qa-eval, squad_eval.py), with the project's Punkt
-splitter instead of ReQA's own sentence-break detector:
+The construction is ReQA's (google/retrieval-qa-eval, squad_eval.py), with the project's
+sentence splitter of the file's language instead of ReQA's own sentence-break detector (the
+language is detected from the text by wikipairs.text.language_check unless given, and split by
+SentenceSplitter.for_language, as `wikipairs build` does; both are in the manifest):
 
 - every paragraph that has questions is split into sentences; the candidates are the unique
   (sentence, passage) pairs over the file, numbered in order of first appearance;
@@ -11,9 +13,12 @@ splitter instead of ReQA's own sentence-break detector:
   (ReQA counts 11,426 on dev-v1.1.json, with 10,250 candidates and 10,539 distinct questions).
 
 `reqa build` writes DIR/candidates.parquet (candidate_id, sentence, passage, title,
-paragraph_id, start, end), DIR/questions.parquet (question_id, question, gold_candidate_ids,
-answers, answer_starts, title, paragraph_id: one row per SQuAD question id) and
-DIR/manifest.json (source, splitter, counts).
+paragraph_id, start, end, lang), DIR/questions.parquet (question_id, question,
+gold_candidate_ids, answers, answer_starts, title, paragraph_id, lang: one row per SQuAD
+question id) and DIR/manifest.json (source, lang, splitter, counts). Several files make one
+multilingual pool (LAReQA, XQuAD-R: `merge_reqa`): each file is built in its own language,
+candidate and paragraph ids run on, and the `lang` column tells the parts apart (question ids
+may repeat across languages: XQuAD's do).
 
 Fine-tuning splits (Chang et al. 4.2): `split_questions` splits the DISTINCT question texts
 (cold start: no test question text is ever seen in training) into train/test by
@@ -27,6 +32,7 @@ import bisect
 import glob
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -47,12 +53,16 @@ FINETUNE_TASK = "reqa"
 CANDIDATE_SCHEMA = pa.schema([
     ("candidate_id", pa.int64()), ("sentence", pa.string()), ("passage", pa.string()),
     ("title", pa.string()), ("paragraph_id", pa.int64()), ("start", pa.int32()),
-    ("end", pa.int32())])
+    ("end", pa.int32()), ("lang", pa.string())])
 QUESTION_SCHEMA = pa.schema([
     ("question_id", pa.string()), ("question", pa.string()),
     ("gold_candidate_ids", pa.list_(pa.int64())), ("answers", pa.list_(pa.string())),
     ("answer_starts", pa.list_(pa.int32())), ("title", pa.string()),
-    ("paragraph_id", pa.int64())])
+    ("paragraph_id", pa.int64()), ("lang", pa.string())])
+# Letters of text needed to tell a SQuAD file's language: the script tells most languages, and a
+# Latin-script one is told by its function words, which a sentence or two holds.
+DETECT_MIN_LETTERS = 20
+_LANG_CODE = re.compile(r"[a-z]{2,3}(-[a-z0-9]+)*|simple")  # a Wikipedia language code
 
 
 class ReqaError(WikipairsError):
@@ -124,19 +134,44 @@ def sentence_index(starts: list[int], ends: list[int], position: int) -> tuple[i
     return min(i + 1, len(starts) - 1), False
 
 
-def default_splitter(texts=()):
-    """The project's Punkt splitter for English (punkt_tab via NLTK_DATA; else trained on texts)."""
+def default_splitter(texts=(), lang: str = "en", method: str = "auto"):
+    """The sentence splitter `wikipairs build` uses for `lang` (SentenceSplitter.for_language:
+    punkt_tab where installed via NLTK_DATA, else sentencex; `texts` train "punkt-trained")."""
+    from wikipairs.errors import WikipairsError
     from wikipairs.text.sentences import SentenceSplitter
-    return SentenceSplitter.for_language("en", texts)
+
+    try:
+        return SentenceSplitter.for_language(lang, texts, method=method)
+    except WikipairsError as e:
+        raise ReqaError(str(e)) from None
 
 
-def build_reqa(squad: dict, splitter=None, source: str = "squad") -> ReqaData:
-    """Candidates and questions of a parsed SQuAD-format JSON object (see the module doc)."""
+def detect_language(squad: dict, source: str = "squad") -> tuple[str, str]:
+    """(language, evidence) of a SQuAD file's paragraphs, by the detector the pair builds use
+    (wikipairs.text.language_check); a file it cannot tell is an error that asks for --lang."""
+    from wikipairs.text.language_check import detect
+
+    articles = squad.get("data") if isinstance(squad, dict) else None
+    found = detect(_contexts(articles if isinstance(articles, list) else []),
+                   min_letters=DETECT_MIN_LETTERS)
+    if not found.lang:
+        raise ReqaError(f"{source}: cannot tell the language of its text ({found.evidence}); "
+                        f"pass --lang")
+    return found.lang, found.evidence
+
+
+def build_reqa(squad: dict, splitter=None, source: str = "squad", lang: str | None = None,
+               method: str = "auto") -> ReqaData:
+    """Candidates and questions of a parsed SQuAD-format JSON object (see the module doc), in
+    `lang` (None: detected from the text); `splitter` None: the language's (`method`)."""
     articles = squad.get("data") if isinstance(squad, dict) else None
     if not isinstance(articles, list):
         raise ReqaError(f"{source}: not SQuAD JSON (expected an object with a 'data' list)")
+    evidence = "given"
+    if not lang:
+        lang, evidence = detect_language(squad, source)
     if splitter is None:
-        splitter = default_splitter(_contexts(articles))
+        splitter = default_splitter(_contexts(articles), lang, method)
     cand = {k: [] for k in CANDIDATE_SCHEMA.names}
     ques = {k: [] for k in QUESTION_SCHEMA.names}
     index: dict[tuple[str, str], int] = {}
@@ -174,7 +209,8 @@ def build_reqa(squad: dict, splitter=None, source: str = "squad") -> ReqaData:
                     cid = index[key] = len(cand["candidate_id"])
                     for k, v in (("candidate_id", cid), ("sentence", key[0]),
                                  ("passage", context), ("title", title),
-                                 ("paragraph_id", paragraph_id), ("start", s), ("end", e)):
+                                 ("paragraph_id", paragraph_id), ("start", s), ("end", e),
+                                 ("lang", lang)):
                         cand[k].append(v)
                 ids.append(cid)
             for q, qa in enumerate(qas):
@@ -200,12 +236,90 @@ def build_reqa(squad: dict, splitter=None, source: str = "squad") -> ReqaData:
                 for k, v in (("question_id", qid), ("question", str(question)),
                              ("gold_candidate_ids", golds), ("answers", texts),
                              ("answer_starts", offsets), ("title", title),
-                             ("paragraph_id", paragraph_id)):
+                             ("paragraph_id", paragraph_id), ("lang", lang)):
                     ques[k].append(v)
     data = ReqaData(cand, ques)
-    data.manifest = {"source": source, "splitter": getattr(splitter, "source", type(splitter).__name__),
+    data.manifest = {"source": source, "lang": lang, "lang_evidence": evidence,
+                     "splitter": getattr(splitter, "source", type(splitter).__name__),
                      "counts": data.counts(), "stats": stats}
     return data
+
+
+def merge_reqa(parts: list[ReqaData]) -> ReqaData:
+    """One candidate pool of several builds (a multilingual pool, LAReQA/XQuAD-R): candidate
+    and paragraph ids run on from part to part, gold ids follow; the manifest lists the parts
+    (source, lang, splitter, counts) and `langs`. One part is returned as it is."""
+    if len(parts) == 1:
+        return parts[0]
+    cand = {k: [] for k in CANDIDATE_SCHEMA.names}
+    ques = {k: [] for k in QUESTION_SCHEMA.names}
+    for part in parts:
+        c_off, p_off = len(cand["candidate_id"]), 1 + max(
+            cand["paragraph_id"] + ques["paragraph_id"], default=-1)
+        for k in CANDIDATE_SCHEMA.names:
+            values = part.candidates[k]
+            cand[k].extend([v + c_off for v in values] if k == "candidate_id" else
+                           [v + p_off if v >= 0 else v for v in values] if k == "paragraph_id"
+                           else values)
+        for k in QUESTION_SCHEMA.names:
+            values = part.questions[k]
+            ques[k].extend([[g + c_off for g in golds] for golds in values]
+                           if k == "gold_candidate_ids" else
+                           [v + p_off for v in values] if k == "paragraph_id" else values)
+    data = ReqaData(cand, ques)
+    keys = ("source", "lang", "lang_evidence", "splitter", "counts", "stats", "source_sha256")
+    data.manifest = {"source": ",".join(p.manifest.get("source", "") for p in parts),
+                     "lang": "multi", "langs": sorted({p.manifest.get("lang", "en") for p in parts}),
+                     "splitter": ",".join(sorted({p.manifest.get("splitter", "") for p in parts})),
+                     "parts": [{k: p.manifest[k] for k in keys if k in p.manifest}
+                               for p in parts],
+                     "counts": data.counts()}
+    return data
+
+
+def parse_langs(value: str | None, files: int) -> list[str | None]:
+    """--lang: one language code for all files, or one per file (comma-separated), or None."""
+    if not value:
+        return [None] * files
+    langs = [v.strip() for v in value.split(",")]
+    if len(langs) == 1:
+        langs = langs * files
+    if len(langs) != files or not all(_LANG_CODE.fullmatch(v) for v in langs):
+        raise ReqaError(f"--lang {value}: expected one language code (en, es, zh-yue...) or one "
+                        f"per --squad file ({files})")
+    return langs
+
+
+def build_squad_files(paths, langs, method: str = "auto") -> ReqaData:
+    """Each SQuAD file built in its language (langs[i], None: detected), then one pool of all
+    (merge_reqa); each part's manifest records its source's sha256."""
+    parts = []
+    for path, lang in zip(paths, langs):
+        squad = load_squad(path)
+        if not squad["data"]:
+            raise ReqaError(f"{path}: no questions to build from")
+        part = build_reqa(squad, source=os.path.abspath(path), lang=lang, method=method)
+        if part.num_questions == 0:
+            raise ReqaError(f"{path}: no answered questions found")
+        if len(paths) > 1:
+            part.manifest["source_sha256"] = sha256_file(path)
+        parts.append(part)
+    return merge_reqa(parts)
+
+
+def language_lines(manifest: dict) -> list[tuple[str, str]]:
+    """(label, value) lines that say each part's language, how it was told and its splitter."""
+    parts = manifest.get("parts") or [manifest]
+    lines = []
+    for part in parts:
+        how = part.get("lang_evidence", "")
+        how = "--lang" if how == "given" else f"detected: {how}" if how else "recorded"
+        label = "language" if len(parts) == 1 else f"language {part.get('lang', '')}"
+        lines.append((label, f"{part.get('lang', 'en')} ({how}); sentences: "
+                             f"{part.get('splitter', '')}"
+                      + (f"; candidates {part['counts']['candidates']:,}" if len(parts) > 1
+                         else "")))
+    return lines
 
 
 def _contexts(articles):
@@ -259,9 +373,11 @@ def read_reqa(folder: str) -> ReqaData:
         raise ReqaError(f"{folder}: cannot read the reqa build output ({type(e).__name__}: "
                         f"{str(e).splitlines()[0] if str(e) else ''})") from None
     for table, schema in zip(tables, (CANDIDATE_SCHEMA, QUESTION_SCHEMA)):
-        missing = [n for n in schema.names if n not in table]
+        missing = [n for n in schema.names if n not in table and n != "lang"]
         if missing:
             raise ReqaError(f"{folder}: columns missing: {', '.join(missing)}")
+        if "lang" not in table:  # a build from before the lang column: one language
+            table["lang"] = [manifest.get("lang", "en")] * len(table[schema.names[0]])
     return ReqaData(tables[0], tables[1], manifest)
 
 
@@ -303,10 +419,11 @@ def select_split(data: ReqaData, split: str, train_percent: float, seed: int = 0
 # ---- fine-tuning pairs -----------------------------------------------------------------------
 
 def finetune_rows(data: ReqaData, tokenizer, query_max: int = 64, doc_max: int = 288,
-                  lang: str = "en") -> list[dict]:
+                  lang: str | None = None) -> list[dict]:
     """One pair-schema row per (question row, gold candidate): query = question, doc_title =
     the gold sentence, doc_text = its passage (the response's sentence in the title slot of
-    `[CLS] title [SEP] text [SEP]`), token ids from `tokenizer` (a wikipairs.pairs.vocab.Tokenizer)."""
+    `[CLS] title [SEP] text [SEP]`), token ids from `tokenizer` (a wikipairs.pairs.vocab.Tokenizer);
+    each pair's lang is the question's (`lang`, where given, for all)."""
     from wikipairs.shards.pair_shards import pair_row
     from wikipairs.records import Pair
 
@@ -315,13 +432,19 @@ def finetune_rows(data: ReqaData, tokenizer, query_max: int = 64, doc_max: int =
     for i in range(data.num_questions):
         for cid in ques["gold_candidate_ids"][i]:
             pair = Pair(pair_id=stable_id(FINETUNE_TASK, ques["question_id"][i], int(cid)),
-                        task=FINETUNE_TASK, lang=lang, query=ques["question"][i],
+                        task=FINETUNE_TASK, lang=lang or _row_lang(data, i),
+                        query=ques["question"][i],
                         query_page_id=int(ques["paragraph_id"][i]), query_title=ques["title"][i],
                         query_section=0, query_paragraph=0, query_sentence=0,
                         doc_page_id=int(cand["paragraph_id"][cid]), doc_title=cand["sentence"][cid],
                         doc_section=0, doc_passage=int(cid), doc_text=cand["passage"][cid])
             rows.append(pair_row(pair, tokenizer.count_tokens, tokenizer, query_max, doc_max))
     return rows
+
+
+def _row_lang(data: ReqaData, i: int) -> str:
+    langs = data.questions.get("lang")
+    return langs[i] if langs else data.manifest.get("lang", "en")
 
 
 def write_finetune_pairs(data: ReqaData, output: str, vocab: str, train_percent: float,
@@ -377,12 +500,17 @@ def shard_paths(pattern: str) -> list[str]:
     return paths
 
 
-def add_extra_candidates(data: ReqaData, patterns, splitter=None) -> int:
+def add_extra_candidates(data: ReqaData, patterns, splitter=None, lang: str | None = None) -> int:
     """Add (sentence, passage) candidates from pair shards (Parquet: doc_title, doc_text): each
-    Punkt sentence of each distinct doc_text, with doc_text as its passage and doc_title as its
-    title, unless that pair is already a candidate. Returns how many were added."""
+    sentence (`lang`'s splitter; default: the build's language) of each distinct doc_text, with
+    doc_text as its passage and doc_title as its title, unless that pair is already a candidate.
+    Returns how many were added."""
+    lang = lang or data.manifest.get("lang", "en")
+    if lang == "multi":
+        raise ReqaError("--extra-candidates needs a build in one language (this pool has "
+                        f"{', '.join(data.manifest.get('langs', []))})")
     if splitter is None:
-        splitter = default_splitter()
+        splitter = default_splitter(lang=lang)
     cand = data.candidates
     # new lists: the caller's candidates (maybe shared with other ReqaData) stay as they were
     cand = data.candidates = {k: list(v) for k, v in cand.items()}
@@ -408,14 +536,15 @@ def add_extra_candidates(data: ReqaData, patterns, splitter=None) -> int:
                     cid = len(cand["candidate_id"])
                     for k, v in (("candidate_id", cid), ("sentence", key[0]), ("passage", text),
                                  ("title", title or ""), ("paragraph_id", -1), ("start", s),
-                                 ("end", e)):
+                                 ("end", e), ("lang", lang)):
                         cand[k].append(v)
                     added += 1
     data.manifest = dict(data.manifest, extra_candidates=added)
     return added
 
 
-__all__ = ["ReqaError", "ReqaData", "load_squad", "load_json_file", "build_reqa", "write_reqa",
+__all__ = ["ReqaError", "ReqaData", "load_squad", "load_json_file", "build_reqa", "merge_reqa",
+           "detect_language", "build_squad_files", "parse_langs", "language_lines", "write_reqa",
            "read_reqa", "split_questions", "select_split", "finetune_rows",
            "write_finetune_pairs", "add_extra_candidates", "shard_paths", "sentence_index",
            "default_splitter", "PAPER_TRAIN_PERCENTS", "SPLITS", "VALID_PERCENT",

@@ -14,6 +14,12 @@ that of its best-scored correct candidate. So a gold candidate tied with 9 other
 rank 5.5 (in R@10, not in R@5), and a query whose golds all score 0 under BM25 with thousands of
 zero scores gets a rank in the thousands. Recall@k is the share of queries with rank <= k; MRR
 the mean of 1/rank.
+
+A multilingual pool (candidates and questions of several languages, LAReQA / XQuAD-R) is also
+reported per question language (`evaluate_languages`): against the whole pool (the ranks above,
+for that language's queries) and against the same-language part (the same scores, with the
+other languages' candidates left out of the ranking). A distinct question text takes the
+language of its first question row.
 """
 from __future__ import annotations
 
@@ -39,6 +45,7 @@ class Protocol:
     name: str
     text_index: np.ndarray  # int64 [queries]
     gold: list[np.ndarray]  # int64 arrays of candidate indices
+    langs: np.ndarray | None = None  # str [queries]: each query's language
 
 
 @dataclass
@@ -49,22 +56,37 @@ class EvalSet:
     texts: list[str]
     protocols: dict[str, Protocol]
     num_candidates: int
+    text_langs: list[str] | None = None  # the language of each text (row)
+    candidate_langs: np.ndarray | None = None  # str [candidates]
 
     @classmethod
     def from_data(cls, data) -> "EvalSet":
         """From a ReqaData (wikipairs.trainer.reqa.data): its question rows and candidates."""
         ques, cand = data.questions, data.candidates
-        return cls.build(ques["question"], ques["gold_candidate_ids"], cand["sentence"])
+        return cls.build(ques["question"], ques["gold_candidate_ids"], cand["sentence"],
+                         ques.get("lang"), cand.get("lang"))
+
+    @property
+    def langs(self) -> list[str]:
+        """The question languages, sorted ([] where no languages were given)."""
+        return sorted(set(self.text_langs or ()))
+
+    @property
+    def multilingual(self) -> bool:
+        return self.candidate_langs is not None and len(set(self.candidate_langs.tolist())) > 1
 
     @classmethod
-    def build(cls, questions: list[str], gold_ids: list[list[int]],
-              sentences: list[str]) -> "EvalSet":
-        """questions[i] with gold candidate ids gold_ids[i] (rows); sentences: candidate texts."""
-        texts, row_of = [], {}
-        for q in questions:
+    def build(cls, questions: list[str], gold_ids: list[list[int]], sentences: list[str],
+              question_langs: list[str] | None = None,
+              candidate_langs: list[str] | None = None) -> "EvalSet":
+        """questions[i] with gold candidate ids gold_ids[i] (rows); sentences: candidate texts;
+        optionally the language of each question row and of each candidate."""
+        texts, row_of, text_langs = [], {}, []
+        for i, q in enumerate(questions):
             if q not in row_of:
                 row_of[q] = len(texts)
                 texts.append(q)
+                text_langs.append(question_langs[i] if question_langs else "")
         paper = Protocol("paper", np.array([row_of[q] for q in questions], dtype=np.int64),
                          [np.unique(np.asarray(g, dtype=np.int64)) for g in gold_ids])
         by_sentence: dict[str, list[int]] = {}
@@ -76,11 +98,16 @@ class EvalSet:
         reqa = Protocol("reqa", np.arange(len(texts), dtype=np.int64),
                         [np.unique(np.array([j for s in golds for j in by_sentence[s]],
                                             dtype=np.int64)) for golds in gold_sentences])
+        if question_langs:
+            paper.langs = np.asarray(list(question_langs), dtype=object)
+            reqa.langs = np.asarray(text_langs, dtype=object)
         for protocol in (paper, reqa):
             bad = [g for g in protocol.gold if g.size and (g.min() < 0 or g.max() >= len(sentences))]
             if bad or any(g.size == 0 for g in protocol.gold):
                 raise ValueError("every query needs gold candidate ids in range")
-        return cls(texts, {"paper": paper, "reqa": reqa}, len(sentences))
+        return cls(texts, {"paper": paper, "reqa": reqa}, len(sentences),
+                   text_langs if question_langs else None,
+                   np.asarray(list(candidate_langs), dtype=object) if candidate_langs else None)
 
 
 def gold_ranks(scores: np.ndarray, golds: list[np.ndarray]) -> np.ndarray:
@@ -97,10 +124,15 @@ class RankCollector:
     """Collects exact ranks for every protocol from score chunks (rows start..start+n of the
     matrix [len(eval_set.texts), num_candidates]), so the full matrix never exists at once."""
 
-    def __init__(self, eval_set: EvalSet):
+    def __init__(self, eval_set: EvalSet, same_lang: bool = False):
         self.eval_set = eval_set
         self.ranks = {name: np.full(len(p.text_index), np.nan)
                       for name, p in eval_set.protocols.items()}
+        # ranks among the candidates of the query's own language (multilingual pools)
+        self.same_lang = same_lang and eval_set.candidate_langs is not None and all(
+            p.langs is not None for p in eval_set.protocols.values())
+        self.same_ranks = {name: np.full(len(p.text_index), np.nan)
+                           for name, p in eval_set.protocols.items()} if self.same_lang else {}
         self._order = {name: np.argsort(p.text_index, kind="stable")
                        for name, p in eval_set.protocols.items()}
         self._sorted = {name: p.text_index[self._order[name]]
@@ -118,7 +150,11 @@ class RankCollector:
             if queries.size == 0:
                 continue
             rows = scores[protocol.text_index[queries] - start]
-            self.ranks[name][queries] = gold_ranks(rows, [protocol.gold[q] for q in queries])
+            golds = [protocol.gold[q] for q in queries]
+            self.ranks[name][queries] = gold_ranks(rows, golds)
+            if self.same_lang:
+                same = self.eval_set.candidate_langs[None, :] == protocol.langs[queries][:, None]
+                self.same_ranks[name][queries] = gold_ranks(np.where(same, rows, -np.inf), golds)
 
     def results(self, ks=RECALL_KS) -> dict:
         out = {}
@@ -126,6 +162,20 @@ class RankCollector:
             if np.isnan(ranks).any():
                 raise ValueError(f"{name}: {int(np.isnan(ranks).sum())} queries were not scored")
             out[name] = summarize(ranks, ks)
+        return out
+
+    def results_by_lang(self, ks=RECALL_KS) -> dict:
+        """{lang: {"pool": {protocol: metrics}, "same_lang": {...}}} for each question language
+        ("same_lang" where the collector ranks that too)."""
+        out = {}
+        for lang in self.eval_set.langs:
+            entry = {}
+            for part, all_ranks in (("pool", self.ranks), ("same_lang", self.same_ranks)):
+                if all_ranks:
+                    entry[part] = {name: summarize(ranks[self.eval_set.protocols[name].langs
+                                                         == lang], ks)
+                                   for name, ranks in all_ranks.items()}
+            out[lang] = entry
         return out
 
 
@@ -149,6 +199,30 @@ def evaluate_chunks(eval_set: EvalSet, chunks: Iterable[tuple[int, np.ndarray]],
     return collector.results(ks)
 
 
+def evaluate_languages(eval_set: EvalSet, chunks: Iterable[tuple[int, np.ndarray]],
+                       ks=RECALL_KS) -> tuple[dict, dict]:
+    """(metrics as evaluate_chunks gives them, metrics per question language: whole pool and
+    same-language part; see RankCollector.results_by_lang)."""
+    collector = RankCollector(eval_set, same_lang=True)
+    for start, scores in chunks:
+        collector.add(start, scores)
+    return collector.results(ks), collector.results_by_lang(ks)
+
+
+def format_languages(by_lang: dict, ks=RECALL_KS) -> str:
+    """One line per question language, candidates (whole pool, same language) and protocol."""
+    head = (f"{'lang':<6}{'candidates':<12}{'protocol':<10}{'queries':>9}"
+            + "".join(f"{f'R@{k}':>8}" for k in ks) + f"{'MRR':>8}")
+    lines = [head]
+    for lang, entry in by_lang.items():
+        for part, label in (("pool", "whole pool"), ("same_lang", "same lang")):
+            for name, r in entry.get(part, {}).items():
+                lines.append(f"{lang:<6}{label:<12}{name:<10}{r['queries']:>9,}"
+                             + "".join(f"{100 * r[f'R@{k}']:>8.2f}" for k in ks)
+                             + f"{100 * r['MRR']:>8.2f}")
+    return "\n".join(lines)
+
+
 def evaluate_scores(eval_set: EvalSet, scores: np.ndarray, ks=RECALL_KS) -> dict:
     """Metrics of both protocols from a full score matrix [len(eval_set.texts), candidates]."""
     return evaluate_chunks(eval_set, [(0, scores)], ks)
@@ -165,4 +239,5 @@ def format_table(results: dict, ks=RECALL_KS) -> str:
 
 
 __all__ = ["RECALL_KS", "PROTOCOLS", "PROTOCOL_NOTES", "Protocol", "EvalSet", "gold_ranks",
-           "RankCollector", "summarize", "evaluate_chunks", "evaluate_scores", "format_table"]
+           "RankCollector", "summarize", "evaluate_chunks", "evaluate_languages",
+           "evaluate_scores", "format_table", "format_languages"]

@@ -72,6 +72,7 @@ STOP_WORDS = {
     "vi": "của và là các những được trong có một người với cho",
     "tr": "ve bir bu ile için olarak olan gibi daha",
     "id": "yang dan di dari dengan untuk ini pada adalah dalam itu",
+    "ro": "și în care pentru fost sau unui unei acest această între",
 }
 _STOP_WORDS = {lang: frozenset(words.split()) for lang, words in STOP_WORDS.items()}
 _WORD = regex.compile(r"\p{Latin}+")
@@ -181,6 +182,30 @@ def _stop_word_guess(declared: str, shares: dict[str, float]) -> TextLanguage | 
                                  f"{declared} {shares[declared]:.0%}")
 
 
+def detect(texts: Iterable[str], min_letters: int = MIN_LETTERS) -> TextLanguage:
+    """The language a sample of text is in, by the rules `mismatch` applies (the script; for
+    Latin letters the function words; Chinese or Japanese by the share of kana): lang "" where
+    the sample is under `min_letters` letters or no script or language stands out."""
+    text = without_markup("\n".join(texts))
+    counts = script_counts(text)
+    letters = sum(counts.values())
+    if letters < min_letters:
+        return TextLanguage("", f"{letters} letters, too few to tell")
+    shares = {script: n / letters for script, n in counts.items()}
+    guess = _script_guess(shares, text)
+    if guess is None:
+        return TextLanguage("", "no script makes half of the letters")
+    if guess.lang in ("zh", "ja"):
+        guess = _chinese_or_japanese("ja" if guess.lang == "zh" else "zh", shares) or guess
+    if guess.lang and shares.get("Latin", 0) >= 0.5:
+        share = stop_word_shares(text)[guess.lang]
+        guess = TextLanguage(guess.lang, f"{guess.evidence}, {guess.lang} function words "
+                                         f"{share:.0%} of words")
+    elif not guess.lang:
+        guess = TextLanguage("", f"{guess.evidence}, no function words of a known language")
+    return guess
+
+
 def warning_line(source: str, declared: str, found: TextLanguage) -> str:
     """The one-line warning for a dump whose text does not look like its declared language."""
     advice = f"pass --lang {found.lang}" if found.lang else "pass --lang with its language"
@@ -189,5 +214,5 @@ def warning_line(source: str, declared: str, found: TextLanguage) -> str:
             f"{looks} ({found.evidence}); {advice}")
 
 
-__all__ = ["TextLanguage", "expected_scripts", "mismatch", "script_counts", "stop_word_shares",
+__all__ = ["TextLanguage", "detect", "expected_scripts", "mismatch", "script_counts", "stop_word_shares",
            "warning_line", "without_markup"]

@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from conftest import describe, native_log_lines, run_cli
+from conftest import assert_one_line_error, describe, native_log_lines, run_cli
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reqa" / "squad-mini.json"
 
@@ -17,12 +17,22 @@ def test_reqa_finetune_end_to_end(tmp_path):
         ("reqa", "build", "--squad", FIXTURE, "-o", tmp_path / "reqa"),
         ("reqa", "finetune", "--data", tmp_path / "reqa", "--init", tmp_path / "pre",
          "--train-percent", "50", "-o", tmp_path / "ft", "--steps", "3", "--batch-size", "2",
-         "-q"),
+         "-q", "--temperature", "0.5", "--model-opt", "dropout=0.0", "--config",
+         tmp_path / "settings.json"),
     ]
+    (tmp_path / "settings.json").write_text(json.dumps({"eval_batches": 0}))
     for args in steps:
         result = run_cli(*args, timeout=600)
         assert result.returncode == 0, describe(result)
         assert native_log_lines(result) == [], describe(result)  # in OUT/native.log
+    # --temperature, --model-opt and --config as `train finetune` takes them
+    model_config = json.loads((tmp_path / "ft" / "run" / "model_config.json").read_text())
+    assert model_config["temperature"] == 0.5 and model_config["dropout"] == 0.0
+    assert json.loads((tmp_path / "ft" / "run" / "train_config.json").read_text()
+                      )["eval_batches"] == 0
+    typo = run_cli("reqa", "finetune", "--data", tmp_path / "reqa", "--init", tmp_path / "pre",
+                   "-o", tmp_path / "typo", "--model-opt", "dropuot=0.1")
+    assert_one_line_error(typo, "unknown --model-opt key: dropuot; valid: dropout, ")
     report = json.loads((tmp_path / "ft" / "eval.json").read_text())
     assert report["split"] == "test" and report["train_percent"] == 50
     split = json.loads((tmp_path / "ft" / "pairs" / "split.json").read_text())

@@ -50,6 +50,36 @@ def _model_options(pairs: tuple[str, ...]) -> dict:
         raise TrainUsageError(str(e)) from None
 
 
+# The options of a run's settings that `wikipairs reqa finetune` shares (with `make_config`).
+config_option = click.option(
+    "--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
+    help="JSON file of settings (TrainConfig field names); options given on the command line "
+         "win.")
+model_opt_option = click.option(
+    "--model-opt", "model_opts", multiple=True, metavar="KEY=VALUE",
+    help="Change a ModelConfig field (max_doc_len=128, dropout=0.0, ...); repeatable.")
+temperature_option = click.option(
+    "--temperature", type=click.FloatRange(0, min_open=True),
+    help="Softmax temperature (default: the model config's, 1.0).")
+
+
+def make_config(config_file: str | None, model_opts: tuple[str, ...], **settings):
+    """The TrainConfig of a command: the defaults, then --config FILE, then the command line's
+    settings (those not None) and --model-opt KEY=VALUE pairs. Not resolved or checked yet."""
+    from .train_config import TrainConfig
+
+    model_overrides = _model_options(model_opts)
+    if config_file:
+        config = TrainConfig.from_json_file(config_file, **settings)
+        if model_overrides:
+            config.model_overrides = {**config.model_overrides, **model_overrides}
+        return config
+    values = {k: v for k, v in settings.items() if v is not None}
+    if model_overrides:
+        values["model_overrides"] = model_overrides
+    return TrainConfig(**values)
+
+
 def _common(f):
     """Options shared by pretrain and finetune (applied bottom-up, so listed in reverse)."""
     options = [
@@ -60,16 +90,12 @@ def _common(f):
                      help="Run folder: checkpoints, logs, model.weights.h5, model_config.json, "
                           "train_config.json, spm.model. Running the same command again "
                           "resumes from its last checkpoint."),
-        click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
-                     help="JSON file of settings (TrainConfig field names); options given on "
-                          "the command line win."),
+        config_option,
         click.option("--tasks", metavar="LIST",
                      help="Tasks to mix, comma-separated (default: every task folder found)."),
         click.option("--task-weights", metavar="LIST",
                      help="Mixing weights in --tasks order (default: uniform)."),
-        click.option("--model-opt", "model_opts", multiple=True, metavar="KEY=VALUE",
-                     help="Change a ModelConfig field (max_doc_len=128, dropout=0.0, ...); "
-                          "repeatable."),
+        model_opt_option,
         click.option("--batch-size", type=click.IntRange(1), help="Global batch size."),
         click.option("--steps", type=click.IntRange(1), help="Training steps in all."),
         click.option("--learning-rate", "--lr", "learning_rate", type=click.FloatRange(0,
@@ -79,8 +105,7 @@ def _common(f):
                           "[default: 0.1]."),
         click.option("--weight-decay", type=click.FloatRange(0), help="AdamW weight decay "
                      "[default: 0.01]."),
-        click.option("--temperature", type=click.FloatRange(0, min_open=True),
-                     help="Softmax temperature (default: the model config's, 1.0)."),
+        temperature_option,
         click.option("--seed", type=int, help="Seed of initialization, data order and dropout "
                      "[default: 0]."),
         click.option("--checkpoint-every", type=click.IntRange(1), metavar="STEPS",
@@ -142,23 +167,12 @@ def _precheck(config) -> None:
 def _run(mode: str, config_file, data, output, tasks, task_weights, model_opts, jit_compile,
          verbose, **options):
     from .native_logs import native_logs
-    from .train_config import NATIVE_LOG, TrainConfig, TrainError
+    from .train_config import NATIVE_LOG, TrainError
 
-    overrides = dict(options)
-    overrides.update(
-        data=list(data) or None, output=output, tasks=_csv(tasks),
-        task_weights=_weights(task_weights), mode=mode,
-        jit_compile={"on": True, "off": False, "auto": "auto", None: None}[jit_compile])
-    model_overrides = _model_options(model_opts)
-    if config_file:
-        config = TrainConfig.from_json_file(config_file, **overrides)
-        if model_overrides:
-            config.model_overrides = {**config.model_overrides, **model_overrides}
-    else:
-        values = {k: v for k, v in overrides.items() if v is not None}
-        if model_overrides:
-            values["model_overrides"] = model_overrides
-        config = TrainConfig(**values)
+    config = make_config(config_file, model_opts, **options, data=list(data) or None,
+                         output=output, tasks=_csv(tasks), task_weights=_weights(task_weights),
+                         mode=mode, jit_compile={"on": True, "off": False, "auto": "auto",
+                                                 None: None}[jit_compile])
     if not config.data:
         raise TrainError("no training data: --data DIR (or \"data\" in --config)")
     if not config.output:

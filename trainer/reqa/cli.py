@@ -11,6 +11,7 @@ import click
 
 from wikipairs import fileio
 from wikipairs.cli_options import DOC_MAX_TOKENS_HELP, QUERY_MAX_TOKENS_HELP, verbosity_options
+from wikipairs.trainer.cli import config_option, make_config, model_opt_option, temperature_option
 
 from .data import PAPER_TRAIN_PERCENTS, SPLITS, ReqaError
 
@@ -239,13 +240,16 @@ def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_ma
 @click.option("--steps", default=None, type=click.IntRange(1), help="Default: 2,000 (the paper).")
 @click.option("--batch-size", default=None, type=click.IntRange(2), help="Default: 512.")
 @click.option("--lr", "learning_rate", default=None, type=float, help="Default: 5e-5.")
+@temperature_option
+@model_opt_option
+@config_option
 @verbosity_options()
-def finetune(data_dir, init, train_percent, seed, output, steps, batch_size, learning_rate, quiet,
-             verbose):
+def finetune(data_dir, init, train_percent, seed, output, steps, batch_size, learning_rate,
+             temperature, model_opts, config_file, quiet, verbose):
     """Fine-tune a pre-trained model on the training part of a split, then evaluate the
     SavedModel export on its test part (cold start: no test question is seen in training)."""
     from wikipairs.trainer.native_logs import native_logs
-    from wikipairs.trainer.train_config import NATIVE_LOG, TrainConfig, check_run
+    from wikipairs.trainer.train_config import NATIVE_LOG, check_run
 
     from .data import read_reqa, write_finetune_pairs
 
@@ -254,10 +258,10 @@ def finetune(data_dir, init, train_percent, seed, output, steps, batch_size, lea
         raise ReqaError(f"{init}: no spm.model (not a `wikipairs train` run folder?)")
     data = read_reqa(data_dir)
     pairs_dir, run_dir = os.path.join(output, "pairs"), os.path.join(output, "run")
-    config = TrainConfig(data=[pairs_dir], output=run_dir, init=init, tasks=["reqa"],
-                         mode="finetune", steps=steps, batch_size=batch_size,
-                         learning_rate=learning_rate, seed=seed, vocab=vocab, quiet=quiet,
-                         tensorboard=False).resolved()
+    config = make_config(config_file, model_opts, data=[pairs_dir], output=run_dir, init=init,
+                         tasks=["reqa"], mode="finetune", steps=steps, batch_size=batch_size,
+                         learning_rate=learning_rate, temperature=temperature, seed=seed,
+                         vocab=vocab, quiet=quiet, tensorboard=False).resolved()
     check_run(config)  # before TensorFlow prints its start-up lines
     write_finetune_pairs(data, pairs_dir, vocab, train_percent, seed)
     export_dir = os.path.join(output, "export")

@@ -699,6 +699,13 @@ QUICK_RUN = ("--model", "bow", "--model-opt", "max_query_len=32", "--model-opt",
              "--eval-batches", "1")
 
 
+def test_eta_format():
+    from wikipairs.trainer.events import format_duration
+
+    assert [format_duration(s) for s in (0, 0.2, 59.1, 3600, 2 * 86400 + 3723, -1, float("inf"))
+            ] == ["0:00:00", "0:00:01", "0:01:00", "1:00:00", "2d 1:02:03", "0:00:00", "0:00:00"]
+
+
 def test_a_typo_is_one_line_before_tensorflow_loads(shards, tmp_path):
     """Bad settings are found before TensorFlow is imported: one stderr line, exit 2, nothing
     written; a --model-opt typo lists the valid keys, the closest first."""
@@ -720,6 +727,10 @@ def test_a_run_prints_no_native_log_lines(shards, tmp_path):
     assert result.returncode == 0, describe(result)
     assert native_log_lines(result) == [], describe(result)
     assert "done: 4 steps" in result.stdout and (run / "native.log").is_file()
+    progress = [line for line in result.stdout.splitlines() if line.startswith("step ")]
+    assert [line.split()[1] for line in progress] == ["2/4", "4/4"], describe(result)
+    assert all(" steps/s " in line and " eta " in line for line in progress), progress
+    assert progress[-1].endswith("eta 0:00:00"), progress
     print("native.log:", (run / "native.log").read_text()[-2000:])
 
     loud = tmp_path / "loud"

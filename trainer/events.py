@@ -5,6 +5,7 @@ Importing this module imports neither Keras nor TensorFlow."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from typing import TYPE_CHECKING
@@ -22,8 +23,8 @@ def progress_logger(config: TrainConfig, initial_step: int, log_path: str, repli
 
     class ProgressLogger(keras.callbacks.Callback):
         """Every `log_every` steps: mean loss over those steps, learning rate, steps/s and
-        examples/s, on stdout (unless quiet), as a JSON line in train_log.jsonl and as
-        TensorBoard scalars train/* (with `events`)."""
+        examples/s, on stdout (unless quiet, with the time left: `eta`), as a JSON line in
+        train_log.jsonl and as TensorBoard scalars train/* (with `events`)."""
 
         def __init__(self):
             super().__init__()
@@ -31,6 +32,7 @@ def progress_logger(config: TrainConfig, initial_step: int, log_path: str, repli
 
         def on_train_begin(self, logs=None):
             self.last_time, self.last_batch, self.last_sum = time.perf_counter(), 0, 0.0
+            self.first_report = None  # (time, batch) of the first line: after tracing
 
         def on_train_batch_end(self, batch, logs=None):
             done = batch + 1
@@ -43,10 +45,16 @@ def progress_logger(config: TrainConfig, initial_step: int, log_path: str, repli
                 return
             loss = (mean * done - self.last_sum) / window
             now = time.perf_counter()
-            self._report(step, loss, window / max(now - self.last_time, 1e-9))
+            rate = window / max(now - self.last_time, 1e-9)
+            if self.first_report is None:  # the first window's rate includes compiling
+                self.first_report, pace = (now, done), rate
+            else:  # the mean since the first line: steadier than the last window's
+                since, first = now - self.first_report[0], self.first_report[1]
+                pace = (done - first) / since if since > 0 else rate
+            self._report(step, loss, rate, (config.steps - step) / max(pace, 1e-9))
             self.last_time, self.last_batch, self.last_sum = now, done, mean * done
 
-        def _report(self, step: int, loss: float, rate: float) -> None:
+        def _report(self, step: int, loss: float, rate: float, seconds_left: float) -> None:
             lr = float(keras.ops.convert_to_numpy(
                 self.model.optimizer.learning_rate)) if self.model.optimizer else float("nan")
             record = {"step": step, "loss": round(loss, 6), "learning_rate": lr,
@@ -59,10 +67,19 @@ def progress_logger(config: TrainConfig, initial_step: int, log_path: str, repli
                 events.add(step, {f"train/{k}": v for k, v in record.items() if k != "step"})
             if not config.quiet:
                 print(f"step {step:>7}/{config.steps}  loss {loss:8.4f}  lr {lr:.2e}  "
-                      f"{rate:7.2f} steps/s  {rate * config.batch_size:9.1f} examples/s",
-                      flush=True)
+                      f"{rate:7.2f} steps/s  {rate * config.batch_size:9.1f} examples/s  "
+                      f"eta {format_duration(seconds_left)}", flush=True)
 
     return ProgressLogger()
+
+
+def format_duration(seconds: float) -> str:
+    """H:MM:SS of a number of seconds, rounded up ("2d 3:04:05" past a day; 0:00:00 for a
+    negative or infinite number)."""
+    total = max(0, math.ceil(seconds)) if math.isfinite(seconds) else 0
+    days, rest = divmod(total, 86400)
+    text = f"{rest // 3600}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days}d {text}" if days else text
 
 
 def tensorboard_available() -> bool:

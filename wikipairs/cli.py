@@ -368,12 +368,11 @@ def print_stats_table(stats: dict) -> None:
 @click.option("--lang", default=None, help=LANG_HELP)
 @click.option("--allow-truncated", is_flag=True, help=ALLOW_TRUNCATED_HELP)
 @_sentence_splitter_option
-@click.option("--quiet", "-q", is_flag=True,
-              help="No progress lines while sampling and training (errors still print).")
+@verbosity_options()
 @click.option("--workers", default=0, show_default=True, type=click.IntRange(0),
               help="Processes sampling sentences (0: all cores); the model is the same for any.")
 def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated,
-          sentence_splitter, quiet, workers):
+          sentence_splitter, quiet, verbose, workers):
     """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""
     from collections import Counter
 

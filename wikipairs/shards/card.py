@@ -35,6 +35,8 @@ _TASK_NAMES = {"ict": "Inverse Cloze Task (ICT)", "bfs": "Body First Selection (
 
 # Dump files keep Wikimedia's names: enwiki-20240601-pages-articles-multistream1.xml-p1p41242.bz2
 _DUMP_NAME = re.compile(r"^([a-z][a-z0-9_]*)-(\d{8}|latest)-")
+_WIKI_WORD = re.compile(r"^([a-z][a-z0-9_]*(?:wiki|wiktionary|wikibooks|wikinews|wikiquote|"
+                        r"wikisource|wikiversity|wikivoyage))(?=[-_.])")
 
 
 # ---- the folder: may this run write README.md? ------------------------------------------------
@@ -301,12 +303,25 @@ def _wiki(manifest: dict, dbname: str) -> str:
 def _dump_phrase(manifest: dict, wiki: str) -> str:
     """The dump, as in "`enwiki` dump of 2024-06-01 (files below)": the date where the file
     names carry one."""
-    dates = sorted({_dump_date(e["path"]) for e in manifest["inputs"]} - {None})
+    dates = sorted({dump_date(e["path"]) for e in manifest["inputs"]} - {None})
     when = f" of {' and '.join(dates)}" if dates else ""
     return f"`{wiki}` dump{when} (files below)"
 
 
-def _dump_date(path: str) -> str | None:
+def wiki_name(paths: list[str], lang: str = "") -> str:
+    """The wiki of a run's input files when only their names are known: the dbname in
+    Wikimedia's file names (enwiki-20240601-...), else a leading xxwiki- word (enwiki-sample...),
+    else the language's Wikipedia."""
+    for path in paths:
+        match = _DUMP_NAME.match(os.path.basename(path)) or _WIKI_WORD.match(
+            os.path.basename(path))
+        if match:
+            return match.group(1)
+    return f"{lang}wiki" if lang else "a Wikimedia wiki"
+
+
+def dump_date(path: str) -> str | None:
+    """The dump date in a Wikimedia file name (YYYY-MM-DD, or latest), else None."""
     match = _DUMP_NAME.match(os.path.basename(path))
     if match is None:
         return None

@@ -8,6 +8,8 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
+from wikipairs.schemas import current_pair_row
+
 from .. import fileio
 from ..errors import WikipairsError
 from ..pairs.tasks import TASKS
@@ -65,28 +67,185 @@ def length_summary(folder: str, tasks: list[str]) -> dict[str, dict]:
     return summary
 
 
-def plot_stats(folder: str, tasks: list[str], path: str) -> None:
-    """Histograms of query and document lengths per task and of pairs per page, as a PNG."""
+# What a length counts beside the text: [CLS] query [SEP]; [CLS] title [SEP] passage [SEP]
+# (the title is in doc_tokens already). The limits --query-max-tokens/--doc-max-tokens count them.
+FRAMING = {"query": 2, "doc": 3}
+LENGTH_BINS = 48  # bins of a length histogram, up to a little past its limit
+
+
+def _median(values: list[int]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    if not n:
+        return float("nan")
+    return float(ordered[n // 2]) if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+
+
+def _length_bins(limit: int) -> list[int]:
+    """Edges of integer-width bins from 0 to a tenth past `limit`, the same for every task; a
+    bin ends right after the limit (the lengths over it start a bin), and longer lengths fall
+    into the last bin (their share is written as "over the limit")."""
+    top = max(limit + limit // 10, 8)
+    width = max(1, -(-top // LENGTH_BINS))
+    first = (limit + 1) % width
+    edges = ([0] if first else []) + list(range(first, top + width, width))
+    return edges
+
+
+def _page_bins(most: int) -> list[float]:
+    """Edges of log-spaced bins of pairs per page, 1 .. `most`, each holding whole numbers."""
+    edges, edge = [1.0], 1.0
+    while edge <= most:
+        edge = max(edge + 1, edge * 1.35)
+        edges.append(float(int(edge)))
+    return edges
+
+
+def _histogram(values: list[int], edges: list[float], clip: bool) -> list[int]:
+    """Counts per [edges[i], edges[i+1]); with `clip`, values past the end count in the last."""
+    import bisect
+
+    counts = [0] * (len(edges) - 1)
+    for v in values:
+        i = bisect.bisect_right(edges, v) - 1
+        if i >= len(counts) and clip:
+            i = len(counts) - 1
+        if 0 <= i < len(counts):
+            counts[i] += 1
+    return counts
+
+
+def build_identity(folder: str, stats: dict) -> dict:
+    """What a figure's title says about a build, never a path: the wiki (dbname), the dump dates
+    in the input file names, the token measure (a SentencePiece model by file name), the seed,
+    and the length limits in force, from manifest.json (defaults where an old one lacks them)."""
+    from .card import dump_date, wiki_name
+
+    manifest = json.loads(fileio.read_text(fileio.join(folder, MANIFEST)))
+    config = manifest.get("config") or {}
+    pairs = config.get("pairs") or {}
+    inputs = [e["path"] for e in manifest.get("inputs", [])]
+    return {"wiki": wiki_name(inputs, stats.get("lang", "")),
+            "dates": sorted({dump_date(p) for p in inputs} - {None}),
+            "tokens": stats.get("tokens") or "", "seed": manifest.get("seed", pairs.get("seed")),
+            "query": int(pairs.get("query_max_tokens", 64)),
+            "doc": int(pairs.get("doc_max_tokens", 288))}
+
+
+def plot_numbers(folder: str, tasks: list[str], limits: dict[str, int]) -> dict:
+    """Everything `plot_stats` draws, computed from the Parquet shards: for "query" and "doc",
+    the shared bin edges and per task the lengths with framing (query_tokens + 2, doc_tokens +
+    3, the units of `limits`), their count n, median, the share exactly at the limit and the
+    share over it (cut when the pairs are encoded), and the histogram; for "per_page" (pairs
+    per page: the query page for WLP, the document page otherwise), log-spaced edges and per
+    task n (pages), median and histogram."""
+    columns = length_summary(folder, tasks)
+    out: dict = {}
+    for key in ("query", "doc"):
+        lengths = {t: [v + FRAMING[key] for v in columns[t][key]] for t in tasks}
+        edges = _length_bins(limits[key])
+        limit = limits[key]
+        out[key] = {"edges": edges, "limit": limit, "tasks": {}}
+        for t, values in lengths.items():
+            n = len(values)
+            out[key]["tasks"][t] = {
+                "n": n, "median": _median(values),
+                "at_limit": sum(v == limit for v in values) / n if n else 0.0,
+                "over_limit": sum(v > limit for v in values) / n if n else 0.0,
+                "counts": _histogram(values, edges, clip=True)}
+    most = max((max(columns[t]["per_page"], default=0) for t in tasks), default=0)
+    edges = _page_bins(most)
+    out["per_page"] = {"edges": edges, "tasks": {
+        t: {"n": len(columns[t]["per_page"]), "median": _median(columns[t]["per_page"]),
+            "counts": _histogram(columns[t]["per_page"], edges, clip=False)} for t in tasks}}
+    return out
+
+
+def _percent(share: float) -> str:
+    return "0%" if share == 0 else "<0.1%" if share < 0.001 else f"{100 * share:.1f}%"
+
+
+def plot_title(identity: dict) -> str:
+    dump = f"{identity['wiki']} dump" + (f" of {', '.join(identity['dates'])}"
+                                         if identity["dates"] else "")
+    return f"{dump}  ·  tokens: {identity['tokens']}  ·  seed {identity['seed']}"
+
+
+def plot_stats(folder: str, tasks: list[str], path: str, stats: dict | None = None) -> None:
+    """Small multiples, a row per task: query and document length distributions (share of the
+    task's pairs, the same bins for every task) with the length limit, the share at and over it
+    and the median, and pairs per page (log scale); the title names the dump, token measure and
+    seed. Written as a PNG under a temporary name, then renamed."""
     import matplotlib
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
-    data = length_summary(folder, tasks)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    for ax, key, title in zip(axes, ("query", "doc", "per_page"),
-                              ("query length (tokens)", "document length (tokens)",
-                               "pairs per page")):
-        for task in tasks:
-            values = data[task][key]
-            if values:
-                ax.hist(values, bins=40, alpha=0.55, label=f"{task} (n={len(values):,})")
-        ax.set_title(title)
-        ax.set_ylabel("pairs" if key != "per_page" else "pages")
-        ax.legend()
-    fig.suptitle(fileio.abspath(folder))
+    identity = build_identity(folder, stats if stats is not None else load_stats(folder))
+    data = plot_numbers(folder, tasks, {"query": identity["query"], "doc": identity["doc"]})
+    colors = {"ict": "#1f77b4", "bfs": "#2ca02c", "wlp": "#d62728"}
+    rows = max(1, len(tasks))
+    fig, axes = plt.subplots(rows, 3, figsize=(13, 2.6 * rows + 0.9), squeeze=False,
+                             sharex="col")
+    tops = {key: max([max(n["counts"], default=0) / (n["n"] if key != "per_page" else 1)
+                      for n in data[key]["tasks"].values() if n["n"]], default=1)
+            for key in ("query", "doc", "per_page")}
+    titles = {"query": "query length (tokens, with [CLS] [SEP])",
+              "doc": "document length (tokens, title and framing included)",
+              "per_page": "pairs per page (pages; log-log)"}
+    for row, task in enumerate(tasks):
+        color = colors.get(task, "#555555")
+        for col, key in enumerate(("query", "doc", "per_page")):
+            ax, part = axes[row][col], data[key]
+            numbers, edges = part["tasks"][task], part["edges"]
+            if row == 0:
+                ax.set_title(titles[key], fontsize=10)
+            if not numbers["n"]:
+                ax.text(0.5, 0.5, f"no {task.upper()} pairs", transform=ax.transAxes,
+                        ha="center", va="center", color="0.4")
+                continue
+            total = numbers["n"]
+            heights = [100 * c / total for c in numbers["counts"]]
+            if key == "per_page":  # pages, on log axes: a few pages hold many pairs
+                heights = numbers["counts"]
+                ax.stairs(heights, edges, fill=True, color=color, alpha=0.35, baseline=0.5)
+                ax.stairs(heights, edges, color=color, linewidth=1, baseline=0.5)
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                ax.set_ylim(0.5, max(2, tops[key]) * 4)  # room above for the legend
+                for axis in (ax.xaxis, ax.yaxis):
+                    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+                        lambda v, _pos: f"{v:,.0f}" if v >= 1 else ""))
+            else:
+                ax.stairs(heights, edges, fill=True, color=color, alpha=0.35)
+                ax.stairs(heights, edges, color=color, linewidth=1)
+            median = numbers["median"]
+            ax.axvline(median, color="0.15", linestyle="--", linewidth=1,
+                       label=f"median {median:g}")
+            box = {"facecolor": "white", "edgecolor": "0.8"}
+            if key == "per_page":
+                ax.text(0.97, 0.95, f"{total:,} pages", transform=ax.transAxes, ha="right",
+                        va="top", fontsize=8, bbox=box, zorder=5)
+                legend_at = "upper left"
+            else:
+                limit = part["limit"]
+                ax.axvline(limit, color="black", linewidth=1.3, label=f"limit {limit}")
+                ax.text(0.03, 0.95, f"{total:,} pairs\nat limit {_percent(numbers['at_limit'])}"
+                        f"\nover (cut) {_percent(numbers['over_limit'])}",
+                        transform=ax.transAxes, ha="left", va="top", fontsize=8, bbox=box,
+                        zorder=5)
+                ax.set_xlim(0, edges[-1])
+                ax.set_ylim(0, 100 * tops[key] * 1.45)  # the same for every task; room above
+                legend_at = "upper right"
+            ax.legend(loc=legend_at, fontsize=8, framealpha=1, edgecolor="0.8").set_zorder(5)
+            ax.tick_params(labelsize=8)
+        axes[row][0].set_ylabel(f"{task.upper()}\n% of pairs", fontsize=10)
+        axes[row][2].set_ylabel("pages", fontsize=9)
+    title = plot_title(identity)
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     with fileio.local_atomic(path, suffix=".tmp.png") as tmp:
-        fig.savefig(tmp, dpi=100)
+        fig.savefig(tmp, dpi=120, metadata={"Title": title, "Software": "wikipairs stats"})
     plt.close(fig)
 
 
@@ -99,7 +258,7 @@ def pick_pairs(folder: str, task: str, n: int, seed: int) -> list[dict]:
     rows = []
     for shard in task_shards(folder, task):
         table = _read_table(shard)
-        rows.extend(r for r in table.to_pylist() if r["pair_id"] in chosen)
+        rows.extend(current_pair_row(r) for r in table.to_pylist() if r["pair_id"] in chosen)
     return sorted(rows, key=lambda r: sample(seed, "show", r["pair_id"]))
 
 
@@ -116,7 +275,7 @@ def format_pair(row: dict, width: int = 100) -> str:
              f"{row['doc_section']}, passage {row['doc_passage']}; {row['doc_tokens']} tokens)"]
     if row["task"] == "wlp":
         where = "in this passage" if row["link_in_doc"] else "outside the text"
-        lines.append(f"  link     anchor {row['anchor']!r}, {where}")
+        lines.append(f"  link     anchor {row['link_anchor']!r}, {where}")
     if row["task"] == "ict" and row["query_in_doc"]:
         lines.append("  (the query sentence was kept in the document)")
     lines.append(wrap(row["doc_text"], "    D: "))
@@ -135,5 +294,5 @@ def built_tasks(stats: dict) -> list[str]:
     return [t for t in TASKS if t in stats.get("tasks", {})]
 
 
-__all__ = ["load_stats", "plot_stats", "pick_pairs", "format_pair", "stats_table", "built_tasks",
+__all__ = ["load_stats", "plot_stats", "plot_numbers", "build_identity", "plot_title", "pick_pairs", "format_pair", "stats_table", "built_tasks",
            "length_summary", "ReportError"]

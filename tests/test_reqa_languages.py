@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import REPO, SHARED_DATA
-from test_reqa import _invoke, punkt_tab  # noqa: F401 (punkt_tab: NLTK_DATA for the module)
+from test_reqa import _invoke, fake_model, punkt_tab  # noqa: F401 (fixtures)
 
 from wikipairs.text.analysis import Analyzer
 from wikipairs.text.language_check import detect
@@ -179,3 +179,31 @@ def test_cli_multilingual_pool(bench, tmp_path):
     with pytest.raises(ReqaError, match="--lang"):
         from wikipairs.trainer.reqa.data import parse_langs
         parse_langs("es,ru,hi", 2)
+
+
+def test_pairs_and_savedmodel_on_a_pool(tmp_path, fake_model):
+    """`reqa pairs` on a multilingual build: each pair in its question's language; a SavedModel
+    evaluates a pool unchanged, per language too."""
+    import pyarrow.parquet as pq
+
+    from wikipairs.pairs.vocab import train_vocab
+    from wikipairs.trainer.reqa.data import build_squad_files, write_finetune_pairs, write_reqa
+
+    data = build_squad_files([str(XQUAD / "xquad.vi.json"), str(XQUAD / "xquad.ar.json")],
+                             [None, None])
+    assert data.manifest["langs"] == ["ar", "vi"]
+    spm = str(tmp_path / "spm.model")
+    train_vocab(data.candidates["sentence"] + data.questions["question"], spm, vocab_size=400)
+    write_finetune_pairs(data, str(tmp_path / "ft"), spm, train_percent=10)
+    shard, = [p for p in (tmp_path / "ft").rglob("part-*.parquet") if "valid" not in p.parts]
+    rows = pq.read_table(shard, columns=["lang", "query"]).to_pylist()
+    lang_of = dict(zip(data.questions["question"], data.questions["lang"]))
+    assert {r["lang"] for r in rows} == {"ar", "vi"}
+    assert all(r["lang"] == lang_of[r["query"]] for r in rows)
+    write_reqa(data, str(tmp_path / "pool"))
+    report = tmp_path / "dense.json"
+    _invoke("eval", "--model", fake_model, "--data", tmp_path / "pool", "--json", report)
+    got = json.loads(report.read_text())
+    assert got["model"]["kind"] == "savedmodel" and sorted(got["by_lang"]) == ["ar", "vi"]
+    for entry in got["by_lang"].values():
+        assert entry["same_lang"]["paper"]["R@100"] >= entry["pool"]["paper"]["R@100"]

@@ -143,6 +143,8 @@ def test_cli_language_manifest_and_eval_json(bench, tmp_path):
     _invoke("eval", "--model", "bm25", "--data", out, "--json", report, "--analyzer", "en")
     got = json.loads(report.read_text())
     assert got["model"]["analyzer"] == "en" and got["model"]["stemmer"] == "pystemmer:english"
+    with pytest.raises(ReqaError, match="--analyzer EN!: expected auto, none or a language"):
+        _invoke("eval", "--model", "bm25", "--data", out, "--analyzer", "EN!")
     # --lang overrides the detection
     _invoke("build", "--squad", XQUAD / "xquad.hi.json", "--lang", "mr", "-o", tmp_path / "mr")
     assert json.loads((tmp_path / "mr" / "manifest.json").read_text())["lang_evidence"] == "given"

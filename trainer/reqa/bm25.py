@@ -75,6 +75,9 @@ class BM25Scorer:
         if config.text not in BM25_TEXTS:
             raise ReqaError(f"unknown BM25 text {config.text!r} (expected one of "
                             f"{', '.join(BM25_TEXTS)})")
+        if not Analyzer.valid_spec(config.analyzer):
+            raise ReqaError(f"--analyzer {config.analyzer}: expected auto, none or a language "
+                            f"code (en, es, hi, zh...)")
         bm25s = _bm25s()
         self.lang = lang
         self._analyzers: dict[str, Analyzer] = {}

@@ -32,7 +32,6 @@ import bisect
 import glob
 import json
 import os
-import re
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -62,7 +61,6 @@ QUESTION_SCHEMA = pa.schema([
 # Letters of text needed to tell a SQuAD file's language: the script tells most languages, and a
 # Latin-script one is told by its function words, which a sentence or two holds.
 DETECT_MIN_LETTERS = 20
-_LANG_CODE = re.compile(r"[a-z]{2,3}(-[a-z0-9]+)*|simple")  # a Wikipedia language code
 
 
 class ReqaError(WikipairsError):
@@ -284,7 +282,9 @@ def parse_langs(value: str | None, files: int) -> list[str | None]:
     langs = [v.strip() for v in value.split(",")]
     if len(langs) == 1:
         langs = langs * files
-    if len(langs) != files or not all(_LANG_CODE.fullmatch(v) for v in langs):
+    from wikipairs.text.analysis import is_language_code
+
+    if len(langs) != files or not all(is_language_code(v) for v in langs):
         raise ReqaError(f"--lang {value}: expected one language code (en, es, zh-yue...) or one "
                         f"per --squad file ({files})")
     return langs

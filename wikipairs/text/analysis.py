@@ -60,8 +60,14 @@ _RUNS = regex.compile(
     rf"|(?P<unspaced>[{_OTHER_UNSPACED}]+)"
     rf"|(?P<word>[[\p{{L}}\p{{M}}\p{{N}}]--[{_CJK}{_THAI}{_OTHER_UNSPACED}]]+)")
 _CHARACTER = regex.compile(r"\X")  # a character with its combining marks
+_LANG_CODE = regex.compile(r"[a-z]{2,3}(-[a-z0-9]+)*|simple")
 
 MODES = ("auto", "none")
+
+
+def is_language_code(value: str) -> bool:
+    """Whether `value` has the form of a Wikipedia language code (en, zh-yue, simple)."""
+    return _LANG_CODE.fullmatch(value) is not None
 
 
 def _ngrams(run: str) -> list[str]:
@@ -133,6 +139,12 @@ class Analyzer:
         analyzer.spec = spec
         return analyzer
 
+    @staticmethod
+    def valid_spec(spec: str) -> bool:
+        """Whether `named` takes `spec`: a mode (auto, none) or a language code."""
+        spec = (spec or "auto").strip().lower()
+        return spec in MODES or is_language_code(spec)
+
     def words(self, text: str) -> list[str]:
         """The terms before stopwords and stemming."""
         text = unicodedata.normalize("NFC", text).lower()
@@ -164,4 +176,4 @@ class Analyzer:
                 "stopwords": self.stopwords_name, "tokens": self.segmentation()}
 
 
-__all__ = ["Analyzer", "MODES", "SNOWBALL", "STOPWORDS"]
+__all__ = ["Analyzer", "MODES", "is_language_code", "SNOWBALL", "STOPWORDS"]

@@ -82,6 +82,8 @@ _CLASS_PREFIXES = (("infobox", "infoboxes"), ("navbox", "navboxes"), ("ambox", "
                    ("imbox", "notices"), ("cmbox", "notices"), ("fmbox", "notices"),
                    ("toc", "navboxes"))
 _CLASS_REASON = {token: reason for reason, tokens in _CLASS_REASONS.items() for token in tokens}
+_PREFIX_REASON = dict(_CLASS_PREFIXES)
+_CLASS_PREFIX = re.compile("(%s)(?:[-_]|$)" % "|".join(_PREFIX_REASON))
 # Parsoid extension elements whose content is prose (the others are dropped as "extensions").
 KEPT_EXTENSIONS = frozenset({"poem", "section", "blockquote", "nowiki", "ref", "references"})
 _EXTENSION = re.compile(r"mw:Extension/([\w-]+)")
@@ -90,27 +92,23 @@ _MATH_EXTENSIONS = frozenset({"math", "chem", "ce"})
 _CODE_EXTENSIONS = frozenset({"syntaxhighlight", "source", "pre"})
 
 
-def drop_reason(tag: str, attrs: dict) -> str | None:
-    """Why an element is not prose (a key of the html_dropped_* counts), or None."""
+def drop_reason(tag: str, attrs) -> str | None:
+    """Why an element is not prose (a key of the html_dropped_* counts), or None. `attrs`: a
+    dict, or Lexbor's attributes (read one by one: the most telling first)."""
+    if tag == "style" or tag == "script":
+        return "styles"  # CSS of TemplateStyles: text for the browser, not the reader
     if tag in SILENT_TAGS:
         return None  # no text anyway: not counted
-    style = attrs.get("style")
-    if style and _DISPLAY_NONE.search(style):
-        return "hidden"
-    if "hidden" in attrs:
-        return "hidden"
-    typeof = attrs.get("typeof") or ""
     cls = attrs.get("class")
     if cls:
         for token in cls.lower().split():
             reason = _CLASS_REASON.get(token)
             if reason is None:
-                for prefix, why in _CLASS_PREFIXES:
-                    if token.startswith(prefix) and (token == prefix or token[len(prefix)] in "-_"):
-                        reason = why
-                        break
+                prefix = _CLASS_PREFIX.match(token)
+                reason = _PREFIX_REASON[prefix.group(1)] if prefix else None
             if reason is not None:
                 return reason
+    typeof = attrs.get("typeof")
     if typeof:
         if "mw:Extension/ref" in typeof:
             return "references"
@@ -130,6 +128,11 @@ def drop_reason(tag: str, attrs: dict) -> str | None:
                     return "figures"
                 if name not in KEPT_EXTENSIONS:
                     return "extensions"
+    style = attrs.get("style")
+    if style and _DISPLAY_NONE.search(style):
+        return "hidden"
+    if "hidden" in attrs:
+        return "hidden"
     if tag == "table":
         return "tables"
     if tag == "figure" or tag == "figcaption":
@@ -141,10 +144,21 @@ def drop_reason(tag: str, attrs: dict) -> str | None:
     if tag == "a":
         rel = attrs.get("rel") or ""
         if "mw:ExtLink" in rel:
-            href = attrs.get("href") or ""
-            if "action=edit" in href:
+            if "action=edit" in (attrs.get("href") or ""):
                 return "edit_sections"
+            link_class = (attrs.get("class") or "").split()
+            if "free" in link_class or "autonumber" in link_class:
+                return "bare_urls"  # a bare URL, or "[1]": the wikitext path drops them too
     return None
+
+
+# Tags dropped whatever their attributes (an element without attributes is otherwise kept).
+_DROPPED_TAGS = frozenset({"table", "figure", "figcaption", "math", "pre", "code", "style",
+                           "script"})
+# A link's text in a paragraph's text: OPEN, the link's number, NUMBER_END, the anchor, CLOSE.
+_OPEN, _NUMBER_END, _CLOSE = "\ue000", "\ue002", "\ue001"
+_MARKED_LINK = re.compile("\ue000(\\d+)\ue002([^\ue000-\ue002]*)\ue001")
+_MARKS = re.compile("\ue000\\d+\ue002|[\ue000-\ue002]")
 
 
 @dataclass
@@ -154,14 +168,20 @@ class _Work:
     article: Article
     section: Section | None = None
     skip_below: int | None = None  # inside a boilerplate section of this level
-    pieces: list = field(default_factory=list)  # the open paragraph's inline pieces
+    texts: list[str] = field(default_factory=list)  # the open paragraph's text (links marked)
+    links: list[_Piece] = field(default_factory=list)  # the page's text links, by number
     hidden_links: list[Link] = field(default_factory=list)
 
 
 @dataclass
 class ParsoidCleaner:
     """Turns a page's Parsoid HTML into an Article, for one wiki (see the module's docstring).
-    Read-only once built, like `wikitext.Cleaner`."""
+    Read-only once built, like `wikitext.Cleaner`.
+
+    The work is done in C where it can be (Lexbor): the elements to drop are found by one CSS
+    selector and removed, each wiki link gets marks (its number) around its text, and a
+    paragraph's text is one `text()` call; Python walks only the block structure (sections,
+    headings, paragraphs, lists) and turns the marked text into pieces for the sentence code."""
 
     titles: TitleParser
     splitter: SentenceSplitter | None
@@ -178,32 +198,54 @@ class ParsoidCleaner:
     def article(self, page: HtmlPage, counts: Counter | None = None) -> Article:
         counts = counts if counts is not None else Counter()
         tree = LexborHTMLParser(page.html)
-        article = Article(id=page.id, title=page.title, lang=self.titles.site.lang,
-                          categories=self.categories(tree))
+        article = Article(id=page.id, title=page.title, lang=self.titles.site.lang)
         work = _Work(counts, article, Section(heading="", level=0))
         body = tree.body
         if body is not None:
+            for node in body.css('link[rel~="mw:PageProp/Category"]'):
+                self._category(node.attrs.get("href") or "", article.categories)
             self._block(body, work)
         self._end_section(work)
         article.links.extend(work.hidden_links)
         return article
 
-    def categories(self, tree) -> list[str]:
-        """The page's categories, in order, each once."""
-        found = []
-        for node in tree.css('link[rel~="mw:PageProp/Category"]'):
-            href = (node.attributes.get("href") or "").split("#", 1)[0]
-            parsed = self.titles.parse(_href_title(href))
-            if parsed is not None and parsed.ns == 14 and not parsed.interwiki:
-                name = parsed.title.split(":", 1)[1]
-                if name not in found:
-                    found.append(name)
-        return found
+    def _category(self, href: str, categories: list[str]) -> None:
+        """Add the category a <link rel="mw:PageProp/Category"> names, once."""
+        parsed = self.titles.parse(_href_title(href.split("#", 1)[0]))
+        if parsed is not None and parsed.ns == 14 and not parsed.interwiki:
+            name = parsed.title.split(":", 1)[1]
+            if name not in categories:
+                categories.append(name)
 
     def plain_paragraphs(self, page: HtmlPage) -> list[str]:
         """Paragraph texts of a page, not split into sentences (to train Punkt on)."""
         article = ParsoidCleaner(self.titles, _WholeParagraphs(), self.options).article(page)
         return [p[0] for s in article.sections for p in s.paragraphs]
+
+    # ---- what is dropped, what is a link -----------------------------------------------------
+    def _dropped(self, node, reason: str, work: _Work) -> None:
+        """Count a dropped element (the outermost only); keep an infobox's or table's links."""
+        work.counts[f"html_dropped_{reason}"] += 1
+        if reason == "infoboxes" or reason == "tables":
+            self._collect_hidden_links(node, work.hidden_links)
+
+    def _collect_hidden_links(self, node, hidden_links: list[Link]) -> None:
+        for a in node.css('a[rel~="mw:WikiLink"]'):
+            parsed = self.titles.parse(_href_title(a.attributes.get("href") or ""))
+            if parsed is None or parsed.interwiki or parsed.ns != 0:
+                continue
+            target = self.resolve(parsed.title) if self.resolve else parsed.title
+            hidden_links.append(Link(target=target, anchor=clean_spaces(a.text()), section=-1,
+                                     paragraph=-1, sentence=-1, start=-1, end=-1,
+                                     raw_target=parsed.title))
+
+    def _link_piece(self, href: str) -> _Piece:
+        """The piece of a link, without its text yet (None target: not a link to an article)."""
+        parsed = self.titles.parse(_href_title(href))
+        if parsed is None or parsed.interwiki or parsed.ns != 0:
+            return _Piece("")
+        target = self.resolve(parsed.title) if self.resolve else parsed.title
+        return _Piece("", target=target, raw_target=parsed.title)
 
     # ---- the walk --------------------------------------------------------------------------
     def _block(self, node, work: _Work) -> None:
@@ -212,7 +254,7 @@ class ParsoidCleaner:
             tag = child.tag
             if tag == "-text":
                 if work.skip_below is None:
-                    work.pieces.append(_Piece(child.text_content))
+                    work.texts.append(child.text_content)
                 continue
             if tag[0] == "-":  # comments, doctype
                 continue
@@ -226,73 +268,64 @@ class ParsoidCleaner:
                 self._flush(work)
                 self._heading(child, level, work)
                 continue
-            if work.skip_below is not None:
+            if work.skip_below is not None or tag in SILENT_TAGS and tag not in _DROPPED_TAGS:
                 continue
             attrs = child.attributes
-            reason = drop_reason(tag, attrs)
-            if reason is not None:
-                if tag in BLOCK_TAGS:
+            reason = drop_reason(tag, attrs) if attrs or tag in _DROPPED_TAGS else None
+            block = tag in BLOCK_TAGS
+            if reason is not None and not (reason == "tables" and self.options.keep_tables):
+                if block:
                     self._flush(work)
-                self._dropped(child, tag, reason, work)
+                self._dropped(child, reason, work)
                 continue
-            if tag in SILENT_TAGS:
+            if not block:  # inline content directly in a container
+                self._inline(child, tag, attrs, work.texts, work)
                 continue
-            if tag in BLOCK_TAGS:
-                self._flush(work)
-                if tag in LIST_TAGS and not self.options.keep_lists:
-                    work.counts["html_dropped_lists"] += 1
-                    continue
-                self._block(child, work)
-                self._flush(work)
+            self._flush(work)
+            if tag in LIST_TAGS and not self.options.keep_lists:
+                work.counts["html_dropped_lists"] += 1
+            elif tag == "table":  # kept (--keep-tables): each row's cells
+                self._table_rows(child, work)
             else:
-                self._inline(child, tag, attrs, work.pieces, work)
-        return None
+                self._block(child, work)
+            self._flush(work)
 
-    def _inline(self, node, tag: str, attrs: dict, pieces: list, work: _Work) -> None:
-        """Append the pieces of an inline element (a link is one piece with its target)."""
+    def _inline(self, node, tag: str, attrs: dict, out: list[str], work: _Work) -> None:
+        """Append the text of an inline element to `out`; a wiki link's text goes between
+        numbered marks (its piece in `work.links`)."""
         if tag == "a":
-            rel = attrs.get("rel") or ""
-            if rel == "mw:WikiLink" or "mw:WikiLink" in rel.split():
-                anchor: list = []
+            rel = attrs.get("rel")
+            if rel and (rel == "mw:WikiLink" or "mw:WikiLink" in rel.split()):
+                anchor: list[str] = []
                 self._inline_children(node, anchor, work)
-                text = "".join(p.text for p in anchor)
-                pieces.append(self._link_piece(attrs.get("href") or "", text))
+                out.append(f"{_OPEN}{len(work.links)}{_NUMBER_END}{''.join(anchor)}{_CLOSE}")
+                work.links.append(self._link_piece(attrs.get("href") or ""))
                 return
-            if "mw:ExtLink" in rel:
-                cls = attrs.get("class") or ""
-                if "free" in cls.split() or "autonumber" in cls.split():
-                    work.counts["html_dropped_bare_urls"] += 1
-                    return
         elif tag == "br":
-            pieces.append(_Piece(" "))
+            out.append(" ")
             return
-        self._inline_children(node, pieces, work)
+        self._inline_children(node, out, work)
 
-    def _inline_children(self, node, pieces: list, work: _Work) -> None:
+    def _inline_children(self, node, out: list[str], work: _Work) -> None:
         for child in node.iter(include_text=True):
             tag = child.tag
             if tag == "-text":
-                pieces.append(_Piece(child.text_content))
+                out.append(child.text_content)
                 continue
-            if tag[0] == "-" or tag in SILENT_TAGS:
+            if tag[0] == "-" or tag in SILENT_TAGS and tag not in _DROPPED_TAGS:
                 continue
             attrs = child.attributes
-            reason = drop_reason(tag, attrs)
-            if reason is not None:
-                self._dropped(child, tag, reason, work)
-                continue
+            if attrs or tag in _DROPPED_TAGS:
+                if tag == "a" and "mw:WikiLink" in (attrs.get("rel") or ""):
+                    reason = None  # the common case, first
+                else:
+                    reason = drop_reason(tag, attrs)
+                if reason is not None:
+                    self._dropped(child, reason, work)
+                    continue
             if tag in BLOCK_TAGS:  # a block inside inline content (a list in a link): a space
-                pieces.append(_Piece(" "))
-            self._inline(child, tag, attrs, pieces, work)
-
-    def _dropped(self, node, tag: str, reason: str, work: _Work) -> None:
-        work.counts[f"html_dropped_{reason}"] += 1
-        if reason == "tables" and self.options.keep_tables:
-            work.counts["html_dropped_tables"] -= 1
-            self._table_rows(node, work)
-            return
-        if reason in ("infoboxes", "tables"):
-            self._collect_hidden_links(node, work.hidden_links)
+                out.append(" ")
+            self._inline(child, tag, attrs, out, work)
 
     def _table_rows(self, table, work: _Work) -> None:
         """--keep-tables: each row's cell texts, joined by " ; ", as a paragraph (wikitext's rule)."""
@@ -300,41 +333,20 @@ class ParsoidCleaner:
             cells = []
             for cell in row.iter(include_text=False):
                 if cell.tag in ("td", "th"):
-                    pieces: list = []
-                    self._inline_children(cell, pieces, work)
-                    text = clean_spaces("".join(p.text for p in pieces))
+                    out: list[str] = []
+                    self._inline_children(cell, out, work)
+                    text = "".join(out).strip()
                     if text:
                         cells.append(text)
             if cells:
-                work.pieces.append(_Piece(" ; ".join(cells)))
+                work.texts.append(" ; ".join(cells))
                 self._flush(work)
-
-    def _collect_hidden_links(self, node, hidden_links: list[Link]) -> None:
-        for a in node.css("a"):
-            attrs = a.attributes
-            rel = attrs.get("rel") or ""
-            if "mw:WikiLink" not in rel.split():
-                continue
-            parsed = self.titles.parse(_href_title(attrs.get("href") or ""))
-            if parsed is None or parsed.interwiki or parsed.ns != 0:
-                continue
-            target = self.resolve(parsed.title) if self.resolve else parsed.title
-            hidden_links.append(Link(target=target, anchor=clean_spaces(a.text()), section=-1,
-                                     paragraph=-1, sentence=-1, start=-1, end=-1,
-                                     raw_target=parsed.title))
-
-    def _link_piece(self, href: str, anchor: str) -> _Piece:
-        parsed = self.titles.parse(_href_title(href))
-        if parsed is None or parsed.interwiki or parsed.ns != 0:
-            return _Piece(anchor)
-        target = self.resolve(parsed.title) if self.resolve else parsed.title
-        return _Piece(anchor, target=target, raw_target=parsed.title)
 
     # ---- sections and paragraphs -----------------------------------------------------------
     def _heading(self, node, level: int, work: _Work) -> None:
-        pieces: list = []
-        self._inline_children(node, pieces, work)
-        title = clean_spaces("".join(p.text for p in pieces))
+        out: list[str] = []
+        self._inline_children(node, out, work)
+        title = clean_spaces(_MARKS.sub("", "".join(out)))
         if work.skip_below is not None and level > work.skip_below:
             return
         work.skip_below = None
@@ -360,13 +372,14 @@ class ParsoidCleaner:
 
     def _flush(self, work: _Work) -> None:
         """End the open paragraph: its sentences and links go to the current section."""
-        pieces, work.pieces = work.pieces, []
+        texts, work.texts = work.texts, []
         section = work.section
-        if not pieces or section is None or work.skip_below is not None:
+        if not texts or section is None or work.skip_below is not None:
             return
-        if not any(p.text.strip() for p in pieces):
+        text = "".join(texts) if len(texts) > 1 else texts[0]
+        if not text or text.isspace():
             return
-        sentences, links = self._text._sentences(pieces)
+        sentences, links = self._text._sentences(_pieces(text, work.links))
         if not sentences or len("".join(sentences)) < self.options.min_paragraph_chars:
             return
         s = len(work.article.sections)
@@ -377,9 +390,27 @@ class ParsoidCleaner:
         section.paragraphs.append(sentences)
 
 
+def _pieces(text: str, links: list[_Piece]) -> list[_Piece]:
+    """The pieces of a paragraph's marked text: text, and each link's anchor with its target."""
+    if _OPEN not in text:
+        return [_Piece(text)]
+    pieces, last = [], 0
+    for m in _MARKED_LINK.finditer(text):
+        if m.start() > last:
+            pieces.append(_Piece(text[last:m.start()]))
+        link = links[int(m.group(1))]
+        pieces.append(_Piece(m.group(2), link.target, link.raw_target))
+        last = m.end()
+    if last < len(text):
+        pieces.append(_Piece(text[last:]))
+    if any(_OPEN in p.text or _CLOSE in p.text or _NUMBER_END in p.text for p in pieces):
+        pieces = [_Piece(_MARKS.sub("", p.text), p.target, p.raw_target) for p in pieces]
+    return pieces
+
+
 def _is_heading_wrapper(node) -> bool:
     """<div class="mw-heading mw-heading2"><h2>...</h2>[edit section]</div> (newer HTML)."""
-    cls = node.attributes.get("class") or ""
+    cls = node.attrs.get("class") or ""
     return "mw-heading" in cls.split()
 
 

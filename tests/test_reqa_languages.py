@@ -88,6 +88,11 @@ def test_language_detected_from_the_text(bench):
     given = build_reqa({"data": [{"title": "t", "paragraphs": [{"context": "1 2 3.", "qas": []}]}]},
                        lang="de")
     assert given.manifest["lang"] == "de" and given.manifest["splitter"] == "sentencex:de"
+    from wikipairs.trainer.reqa.data import build_squad_files
+
+    twice = build_squad_files([str(SQUAD_MINI)] * 2, [None, None])  # one language: not "multi"
+    assert twice.manifest["lang"] == "en" and twice.counts()["candidates"] == 20
+    assert twice.questions["gold_candidate_ids"][8] == [11]  # the second copy's q1: c1 + 10
 
 
 # ---- the quality bar over every XQuAD file ---------------------------------------------------
@@ -158,6 +163,7 @@ def test_cli_multilingual_pool(bench, tmp_path):
     data = read_reqa(str(out))
     langs = data.candidates["lang"]
     assert set(langs) == {"es", "ru"} and data.manifest["langs"] == ["es", "ru"]
+    assert data.manifest["lang"] == "multi"
     n_es = langs.count("es")
     assert data.candidates["candidate_id"] == list(range(len(langs)))
     for golds, lang in zip(data.questions["gold_candidate_ids"], data.questions["lang"]):

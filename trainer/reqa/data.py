@@ -246,7 +246,8 @@ def build_reqa(squad: dict, splitter=None, source: str = "squad", lang: str | No
 def merge_reqa(parts: list[ReqaData]) -> ReqaData:
     """One candidate pool of several builds (a multilingual pool, LAReQA/XQuAD-R): candidate
     and paragraph ids run on from part to part, gold ids follow; the manifest lists the parts
-    (source, lang, splitter, counts) and `langs`. One part is returned as it is."""
+    (source, lang, splitter, counts) and `langs`; `lang` is theirs where they share one, else
+    "multi". One part is returned as it is."""
     if len(parts) == 1:
         return parts[0]
     cand = {k: [] for k in CANDIDATE_SCHEMA.names}
@@ -265,9 +266,10 @@ def merge_reqa(parts: list[ReqaData]) -> ReqaData:
                            if k == "gold_candidate_ids" else
                            [v + p_off for v in values] if k == "paragraph_id" else values)
     data = ReqaData(cand, ques)
+    langs = sorted({p.manifest.get("lang", "en") for p in parts})
     keys = ("source", "lang", "lang_evidence", "splitter", "counts", "stats", "source_sha256")
     data.manifest = {"source": ",".join(p.manifest.get("source", "") for p in parts),
-                     "lang": "multi", "langs": sorted({p.manifest.get("lang", "en") for p in parts}),
+                     "lang": langs[0] if len(langs) == 1 else "multi", "langs": langs,
                      "splitter": ",".join(sorted({p.manifest.get("splitter", "") for p in parts})),
                      "parts": [{k: p.manifest[k] for k in keys if k in p.manifest}
                                for p in parts],

@@ -117,7 +117,7 @@ def open_dump(path: str, lang: str | None = None, keep_copy: bool = False,
     """The reader of a dump file by its content: an Enterprise HTML dump (a tar of NDJSON
     records) or an XML dump (`keep_copy` and `redirects_only` are the XML reader's options)."""
     if input_kind(path) == ENTERPRISE_HTML:
-        return EnterpriseDump(path, lang=lang)
+        return EnterpriseDump(path, lang=lang, redirects_only=redirects_only)
     return DumpFile(path, lang=lang, keep_copy=keep_copy, redirects_only=redirects_only)
 
 

@@ -214,6 +214,85 @@ def test_in_batch_softmax_loss_matches_numpy():
                                np.log(4), rtol=1e-6)
 
 
+def planted_keys(rng, n: int, dups=((0, 3, 0), (1, 5, 1), (2, 6, 2), (4, 6, 0))):
+    """int32 [n, 3, 2] random (distinct) keys with rows (i, j) equal in key k for each (i, j, k)
+    of `dups`: same document (k 0), passage (1) or query text (2)."""
+    keys = rng.integers(-2 ** 31, 2 ** 31 - 1, (n, 3, 2)).astype("int32")
+    for i, j, k in dups:
+        keys[j, k] = keys[i, k]
+    return keys
+
+
+def numpy_clean_loss(q, d, t, keys):
+    """The oracle of clean negatives: each row's softmax over its positive and the columns that
+    share no key with it, the duplicate columns REMOVED (not masked), float64."""
+    s = q.astype(np.float64) @ d.astype(np.float64).T / t
+    losses = []
+    for i in range(len(q)):
+        keep = [j for j in range(len(d)) if j == i or not any(
+            (keys[i, k] == keys[j, k]).all() for k in range(keys.shape[1]))]
+        row = s[i, keep]
+        losses.append(np.log(np.exp(row - row.max()).sum()) + row.max() - s[i, i])
+    return float(np.mean(losses)), len(q) * len(d) - sum(
+        1 for i in range(len(q)) for j in range(len(d)) if j == i or not any(
+            (keys[i, k] == keys[j, k]).all() for k in range(keys.shape[1])))
+
+
+CLEAN_LOSS = r'''
+import json, sys
+import numpy as np
+q, d, keys = (np.asarray(x) for x in json.loads(sys.stdin.read()))
+import keras
+from wikipairs.trainer.losses import in_batch_softmax_loss, cross_replica_in_batch_loss
+q, d, keys = q.astype("float32"), d.astype("float32"), keys.astype("int32")
+out = {"backend": keras.backend.backend(),
+       "plain": float(in_batch_softmax_loss(q, d, 0.1)),
+       "clean": float(in_batch_softmax_loss(q, d, 0.1, keys=keys)),
+       "cross_replica": float(cross_replica_in_batch_loss(q, d, 0.1, keys)),
+       "halves": [float(in_batch_softmax_loss(q[h:h + 4], d[h:h + 4], 0.1, d, h, keys[h:h + 4],
+                                              keys)) for h in (0, 4)]}
+print("RESULT " + json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
+def test_clean_negatives_equal_the_loss_without_the_duplicates(backend):
+    """Planted duplicates (same document, passage or query text) are removed from the
+    negatives: the masked loss equals a NumPy softmax over the other columns only, also when
+    the batch is split as 2 replicas x 4 (keys gathered with the documents: offset 0 and 4);
+    keys without duplicates give the plain in-batch loss. Both backends (subprocesses)."""
+    pytest.importorskip(backend)
+    rng = np.random.default_rng(11)
+    q = rng.normal(size=(8, 6))
+    d = q + 0.5 * rng.normal(size=(8, 6))  # positives score high
+    d[3], q[6] = d[0], q[2]  # planted duplicates below: they score like the positive
+    q, d = (x / np.linalg.norm(x, axis=1, keepdims=True) for x in (q, d))
+    keys = planted_keys(rng, 8)
+    unique = planted_keys(rng, 8, dups=())
+    expected, removed = numpy_clean_loss(q, d, 0.1, keys)
+    assert removed == 8  # (0, 3) (1, 5) (2, 6) (4, 6), each both ways; no transitivity
+    plain, _ = numpy_clean_loss(q, d, 0.1, unique)
+    assert abs(expected - plain) > 0.05  # the planted duplicates matter
+    env = dict(os.environ, KERAS_BACKEND=backend, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
+               CUDA_VISIBLE_DEVICES="")
+    results = []
+    for k in (keys, unique):
+        proc = subprocess.run([sys.executable, "-c", CLEAN_LOSS], env=env, text=True,
+                              capture_output=True, timeout=300,
+                              input=json.dumps([q.tolist(), d.tolist(), k.tolist()]))
+        lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+        assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+        results.append(json.loads(lines[-1][len("RESULT "):]))
+    dup, nodup = results
+    assert dup["backend"] == backend
+    assert dup["clean"] == pytest.approx(expected, rel=1e-5)
+    assert dup["cross_replica"] == pytest.approx(expected, rel=1e-5)
+    assert np.mean(dup["halves"]) == pytest.approx(expected, rel=1e-5)
+    assert dup["plain"] == pytest.approx(plain, rel=1e-5)
+    for key in ("plain", "clean", "cross_replica"):
+        assert nodup[key] == pytest.approx(plain, rel=1e-5)
+
+
 def test_losses_of_bfloat16_inputs_are_computed_in_float32():
     """Under --bf16 (mixed_bfloat16) the embeddings may arrive as bfloat16: the scores, the
     softmax and the loss are float32, equal (1e-6) to the float64 loss of the bfloat16-rounded

@@ -111,6 +111,39 @@ def test_numpy_batches_shapes_padding_and_mixing(shards):
     assert all(0.26 < n / 960 < 0.41 for n in counts.values()), counts
 
 
+def test_both_readers_give_the_keys_of_clean_negatives(shards):
+    """negative_keys=True: int32 [B, 3, 2] keys, equal between two rows of a batch exactly when
+    their document (title and text), their passage (lang, page, passage index) or their query
+    text is, from the Parquet and the TFRecord reader; the ids are the batches without it."""
+    columns = ["query_ids", "doc_ids", "doc_title", "doc_text", "lang", "doc_page_id",
+               "doc_passage", "query"]
+    texts = {}
+    for path in sorted(shards.glob("parquet/*/part-*.parquet")):
+        for r in pq.read_table(path, columns=columns).to_pylist():
+            texts[(tuple(r["query_ids"]), tuple(r["doc_ids"]))] = (
+                (r["doc_title"], r["doc_text"]), (r["lang"], r["doc_page_id"], r["doc_passage"]),
+                r["query"])
+    kw = dict(batch_size=64, seed=2, shuffle_buffer=200, tasks=["bfs", "wlp"])
+    readers = {"np": lambda **k: data.numpy_batches(shards, **kw, **k),
+               "tf": lambda **k: data.tf_dataset(shards, **kw, **k).as_numpy_iterator()}
+    found = [0, 0, 0]
+    for name, reader in readers.items():
+        with_keys, without = reader(negative_keys=True), reader()
+        for _ in range(3):
+            b, plain = next(with_keys), next(without)
+            assert (b["doc_ids"] == plain["doc_ids"]).all() and set(plain) == {"query_ids",
+                                                                               "doc_ids"}
+            keys = b[data.NEGATIVE_KEYS]
+            assert keys.shape == (64, 3, 2) and keys.dtype == np.int32, name
+            rows = [texts[k] for k in _keys(b)]
+            for k in range(3):
+                same_key = (keys[:, None, k] == keys[None, :, k]).all(-1)
+                same_text = np.array([[a[k] == c[k] for c in rows] for a in rows])
+                assert (same_key == same_text).all(), (name, k)
+                found[k] += int(same_text.sum()) - 64
+    assert min(found) > 0, found  # every kind of duplicate occurs in these batches
+
+
 def test_readers_are_deterministic_under_a_seed(shards):
     def tf_take(seed):
         return [b["doc_ids"].numpy() for b in data.tf_dataset(

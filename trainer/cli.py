@@ -120,6 +120,9 @@ def _common(f):
                      help="Candidates per held-out query (in-batch) [default: 32]."),
         click.option("--shuffle-buffer", type=click.IntRange(0),
                      help="Examples per task in the shuffle buffer [default: 10000]."),
+        click.option("--clean-negatives/--no-clean-negatives", default=None,
+                     help="Leave out of each query's in-batch negatives the rows with the same "
+                          "document, passage or query text [default: on]."),
         click.option("--bf16/--no-bf16", "mixed_precision", default=None,
                      help="mixed_bfloat16 compute (TPUs, recent GPUs)."),
         click.option("--tpu", metavar="NAME", help="TPU name or grpc:// address: TPUStrategy "

@@ -10,9 +10,15 @@ Two readers with the same contract, seeded and with static shapes (what a TPU ne
 
 Both yield {"query_ids": int32 [B, max_query_len], "doc_ids": int32 [B, max_doc_len]}: ids
 truncated (the last kept id becomes [SEP]) or padded with [PAD]=0; batches of exactly
-`batch_size` (drop_remainder). Tasks are mixed per example, uniformly by default (`weights` for
-another mix); with `repeat` each task's stream repeats forever, so a small task (WLP) is
-oversampled rather than exhausted.
+`batch_size` (drop_remainder). With `negative_keys=True` also "negative_keys": int32 [B, 3, 2],
+each row's keys for clean in-batch negatives (`losses.duplicate_mask`), 64-bit hashes as two
+int32 words (the JAX backend has no int64 by default): [0] the document (the shards' `doc_id`
+where they have one, else its title and text), [1] the passage (lang, doc_page_id,
+doc_passage: also ICT documents of one passage that leave out different query sentences),
+[2] the query text. The readers hash differently (blake2b in NumPy, TensorFlow's fingerprint
+hash), which is fine: keys are only compared within a batch. Tasks are mixed per example,
+uniformly by default (`weights` for another mix); with `repeat` each task's stream repeats
+forever, so a small task (WLP) is oversampled rather than exhausted.
 
 Held-out split: a pair is "eval" when `split_bucket(pair_id) < eval_percent` (a polynomial hash
 of the pair_id bytes, mod 100, independent of the shard a pair is in), else "train". The same
@@ -22,6 +28,7 @@ an eval pair.
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import zlib
@@ -30,6 +37,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from wikipairs.errors import WikipairsError
+from wikipairs.export.rows import derive_doc_id
 from wikipairs.shards.layout import SUFFIXES, find_task_shards
 from wikipairs.readahead import prefetched
 
@@ -40,6 +48,8 @@ SPLITS = ("train", "eval", "all")
 FORMATS = ("tfrecord", "parquet")
 EVAL_PERCENT = 5
 ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
+NEGATIVE_KEYS = "negative_keys"  # the batch field of the clean-negative keys
+KEY_COLUMNS = ("doc_id", "doc_title", "doc_text", "lang", "doc_page_id", "doc_passage", "query")
 PREFETCH_BATCHES = 2  # make_batches on Parquet: batches a thread makes ahead (readahead.prefetched)
 
 # split_bucket: h = sum_i byte_i * 31^i mod (2^31 - 1) over the first 256 bytes, bucket = h % 100
@@ -228,19 +238,55 @@ def _ragged(column) -> tuple[np.ndarray, np.ndarray]:
     return values, lengths
 
 
+def _hash64(strings) -> np.ndarray:
+    """int64 [N]: 64-bit blake2b of each string (None: of the empty string)."""
+    return np.array([int.from_bytes(hashlib.blake2b((x or "").encode("utf-8"), digest_size=8)
+                                    .digest(), "little", signed=True) for x in strings],
+                    dtype=np.int64)
+
+
+def negative_keys(batch) -> np.ndarray:
+    """int32 [N, 3, 2]: the clean-negative keys (document, passage, query) of a pyarrow batch or
+    table of pairs (see the module docstring). A key whose columns the shard lacks is the
+    pair_id's hash (unique: nothing is masked by it)."""
+    names = set(batch.schema.names)
+
+    def col(name):
+        return batch.column(name).to_pylist()
+
+    pair = col("pair_id")
+    if "doc_id" in names:
+        doc = _hash64(col("doc_id"))
+    elif {"doc_title", "doc_text"} <= names:  # the doc_id newer builds write, derived
+        doc = _hash64(derive_doc_id(t, x) for t, x in zip(col("doc_title"), col("doc_text")))
+    else:
+        doc = _hash64(pair)
+    if {"doc_page_id", "doc_passage"} <= names:
+        lang = col("lang") if "lang" in names else [""] * len(pair)
+        passage = _hash64(f"{a}\x00{p}\x00{i}" for a, p, i in zip(
+            lang, col("doc_page_id"), col("doc_passage")))
+    else:
+        passage = _hash64(pair)
+    query = _hash64(col("query") if "query" in names else pair)
+    return np.stack([doc, passage, query], axis=1).view(np.int32).reshape(len(pair), 3, 2)
+
+
 class _ParquetTaskStream:
     """One task's examples: files in a seeded order (reshuffled every pass), read a record batch
     at a time, filtered to the split, padded, through a seeded shuffle buffer."""
 
     def __init__(self, files, *, split, eval_percent, max_query_len, max_doc_len, rng,
-                 shuffle_buffer, repeat, read_rows=1024):
+                 shuffle_buffer, repeat, read_rows=1024, keys=False):
         self.files, self.split, self.eval_percent = list(files), split, eval_percent
         self.lq, self.ld, self.rng = max_query_len, max_doc_len, rng
         self.shuffle_buffer, self.repeat, self.read_rows = shuffle_buffer, repeat, read_rows
+        self.keys = keys
         self._chunks = self._read()
         self.exhausted = False
-        self.q = np.zeros((0, self.lq), np.int32)
-        self.d = np.zeros((0, self.ld), np.int32)
+        # query ids, doc ids (and the negative keys) of the examples read and not yet taken
+        self.parts = [np.zeros((0, self.lq), np.int32), np.zeros((0, self.ld), np.int32)]
+        if keys:
+            self.parts.append(np.zeros((0, 3, 2), np.int32))
 
     def _read(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         import pyarrow.parquet as pq
@@ -251,49 +297,57 @@ class _ParquetTaskStream:
                 else range(len(self.files))
             for i in order:
                 parquet = pq.ParquetFile(self.files[i])
-                for batch in parquet.iter_batches(batch_size=self.read_rows,
-                                                  columns=list(ID_COLUMNS)):
+                columns = list(ID_COLUMNS)
+                if self.keys:
+                    names = parquet.schema_arrow.names
+                    wanted = [c for c in KEY_COLUMNS if c in names]
+                    if "doc_id" in wanted:  # no need for the texts it stands for
+                        wanted = [c for c in wanted if c not in ("doc_title", "doc_text")]
+                    columns += wanted
+                for batch in parquet.iter_batches(batch_size=self.read_rows, columns=columns):
                     keep = split_mask(batch.column("pair_id").to_pylist(), self.split,
                                       self.eval_percent)
                     if not keep.any():
                         continue
                     batch = batch.filter(keep) if not keep.all() else batch
                     any_rows = True
-                    yield (pad_ids(*_ragged(batch.column("query_ids")), self.lq),
-                           pad_ids(*_ragged(batch.column("doc_ids")), self.ld))
+                    parts = (pad_ids(*_ragged(batch.column("query_ids")), self.lq),
+                             pad_ids(*_ragged(batch.column("doc_ids")), self.ld))
+                    yield parts + ((negative_keys(batch),) if self.keys else ())
             if not self.repeat or not any_rows:
                 return
 
     def available(self) -> int:
-        return len(self.q)
+        return len(self.parts[0])
 
     def _fill(self, need: int) -> None:
-        qs, ds, have = [self.q], [self.d], len(self.q)
+        read, have = [[p] for p in self.parts], self.available()
         while have < need and not self.exhausted:
             try:
-                q, d = next(self._chunks)
+                chunk = next(self._chunks)
             except StopIteration:
                 self.exhausted = True
                 break
-            qs.append(q)
-            ds.append(d)
-            have += len(q)
-        if len(qs) > 1:
-            self.q, self.d = np.concatenate(qs), np.concatenate(ds)
+            for parts, part in zip(read, chunk):
+                parts.append(part)
+            have += len(chunk[0])
+        if len(read[0]) > 1:
+            self.parts = [np.concatenate(parts) for parts in read]
 
-    def take(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """k examples (fewer only when a non-repeating stream runs out)."""
+    def take(self, k: int) -> list[np.ndarray]:
+        """k examples: [query ids, doc ids(, negative keys)] (fewer only when a non-repeating
+        stream runs out)."""
         self._fill(k + max(self.shuffle_buffer, 0))
-        k = min(k, len(self.q))
+        k = min(k, self.available())
         if self.shuffle_buffer > 1:
-            pick = np.sort(self.rng.choice(len(self.q), size=k, replace=False))
+            pick = np.sort(self.rng.choice(self.available(), size=k, replace=False))
         else:
             pick = np.arange(k)
-        q, d = self.q[pick], self.d[pick]
-        rest = np.ones(len(self.q), dtype=bool)
+        taken = [p[pick] for p in self.parts]
+        rest = np.ones(self.available(), dtype=bool)
         rest[pick] = False
-        self.q, self.d = self.q[rest], self.d[rest]
-        return q, d
+        self.parts = [p[rest] for p in self.parts]
+        return taken
 
 
 def _sources(data_dirs, tasks, weights, batch_size: int, split: str, eval_percent: int,
@@ -312,9 +366,10 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                   weights: Sequence[float] | None = None, batch_size: int = 32,
                   max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
                   eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
-                  shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0
-                  ) -> Iterator[dict[str, np.ndarray]]:
-    """The Parquet reader: an iterator of {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]}.
+                  shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
+                  negative_keys: bool = False) -> Iterator[dict[str, np.ndarray]]:
+    """The Parquet reader: an iterator of {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]}
+    (and "negative_keys" int32 [B, 3, 2] with negative_keys=True: the module docstring).
 
     No TensorFlow. Deterministic under `seed`. Each example's task is drawn with `weights`
     (uniform by default); with repeat=False a finished task drops out of the mix and the
@@ -327,7 +382,8 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     streams = [_ParquetTaskStream(files, split=split, eval_percent=eval_percent,
                                   max_query_len=max_query_len, max_doc_len=max_doc_len,
                                   rng=np.random.default_rng([int(seed), _task_seed(seed, t)]),
-                                  shuffle_buffer=shuffle_buffer if shuffle else 0, repeat=repeat)
+                                  shuffle_buffer=shuffle_buffer if shuffle else 0, repeat=repeat,
+                                  keys=negative_keys)
                for t, files in zip(names, shards.values())]
     emitted = 0
     while True:
@@ -338,16 +394,19 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
         if p.sum() <= 0:
             return
         choice = rng.choice(len(streams), size=batch_size, p=p / p.sum())
-        q = np.zeros((batch_size, max_query_len), np.int32)
-        d = np.zeros((batch_size, max_doc_len), np.int32)
+        out = [np.zeros((batch_size, max_query_len), np.int32),
+               np.zeros((batch_size, max_doc_len), np.int32)]
+        if negative_keys:
+            out.append(np.zeros((batch_size, 3, 2), np.int32))
         filled = np.zeros(batch_size, dtype=bool)
         for t, stream in enumerate(streams):
             slots = np.flatnonzero(choice == t)
             if len(slots) == 0:
                 continue
-            tq, td = stream.take(len(slots))
-            q[slots[:len(tq)]], d[slots[:len(td)]] = tq, td
-            filled[slots[:len(tq)]] = True
+            taken = stream.take(len(slots))
+            for o, part in zip(out, taken):
+                o[slots[:len(part)]] = part
+            filled[slots[:len(taken[0])]] = True
         if not filled.all():  # a non-repeating task ran out: top up from the others
             for t, stream in enumerate(streams):
                 missing = np.flatnonzero(~filled)
@@ -355,14 +414,15 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                     break
                 if probs[t] <= 0:
                     continue
-                tq, td = stream.take(len(missing))
-                q[missing[:len(tq)]], d[missing[:len(td)]] = tq, td
-                filled[missing[:len(tq)]] = True
+                taken = stream.take(len(missing))
+                for o, part in zip(out, taken):
+                    o[missing[:len(part)]] = part
+                filled[missing[:len(taken[0])]] = True
             if not filled.all():
                 return  # drop_remainder
         emitted += 1
         if emitted > skip_batches:
-            yield {"query_ids": q, "doc_ids": d}
+            yield dict(zip(("query_ids", "doc_ids", NEGATIVE_KEYS), out))
 
 
 # ---- tf.data / TFRecord ------------------------------------------------------------------------
@@ -374,6 +434,19 @@ def tf_split_bucket(pair_id):
     data = tf.cast(tf.io.decode_raw(pair_id, tf.uint8)[:_HASH_BYTES], tf.int64)
     weights = tf.constant(_HASH_WEIGHTS)[:tf.shape(data)[0]]
     return tf.math.floormod(tf.math.floormod(tf.reduce_sum(data * weights), _HASH_PRIME), 100)
+
+
+def _tf_negative_keys(ex):
+    """int32 [3, 2]: `negative_keys` of one parsed example in TensorFlow ops (its own hash)."""
+    import tensorflow as tf
+
+    def hash64(text):
+        return tf.bitcast(tf.strings.to_hash_bucket_fast(text, 2 ** 63 - 1), tf.int32)
+
+    doc = hash64(tf.strings.join([ex["doc_title"], ex["doc_text"]], "\n"))
+    passage = hash64(tf.strings.join([ex["lang"], tf.strings.as_string(ex["doc_page_id"]),
+                                      tf.strings.as_string(ex["doc_passage"])], "\x00"))
+    return tf.stack([doc, passage, hash64(ex["query"])])
 
 
 def _tf_fit(ids, max_len):
@@ -393,7 +466,7 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
                eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
-               prefetch: bool = True):
+               prefetch: bool = True, negative_keys: bool = False):
     """The tf.data reader of the TFRecord shards: a tf.data.Dataset of
     {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]} with static shapes.
 
@@ -409,12 +482,17 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                                     "tfrecord")
     full_spec = tf_feature_spec(pair_fields(True))
     spec = {name: full_spec[name] for name in ID_COLUMNS}
+    if negative_keys:  # the document by its title and text (the doc_id they define)
+        spec.update({name: full_spec[name] for name in KEY_COLUMNS if name != "doc_id"})
 
     def parse(record):
         ex = tf.io.parse_single_example(record, spec)
-        return {"pair_id": ex["pair_id"],
-                "query_ids": _tf_fit(tf.sparse.to_dense(ex["query_ids"]), max_query_len),
-                "doc_ids": _tf_fit(tf.sparse.to_dense(ex["doc_ids"]), max_doc_len)}
+        out = {"pair_id": ex["pair_id"],
+               "query_ids": _tf_fit(tf.sparse.to_dense(ex["query_ids"]), max_query_len),
+               "doc_ids": _tf_fit(tf.sparse.to_dense(ex["doc_ids"]), max_doc_len)}
+        if negative_keys:
+            out[NEGATIVE_KEYS] = _tf_negative_keys(ex)
+        return out
 
     def in_split(ex):
         if split == "all":
@@ -433,7 +511,7 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         ds = ds.filter(in_split)
-        ds = ds.map(lambda ex: {"query_ids": ex["query_ids"], "doc_ids": ex["doc_ids"]})
+        ds = ds.map(lambda ex: {k: v for k, v in ex.items() if k != "pair_id"})
         if repeat:
             ds = ds.repeat()
         if shuffle and shuffle_buffer > 1:

@@ -1,5 +1,5 @@
-"""In-batch sampled softmax (Chang et al. 2020, eq. 4), also across tf.distribute replicas, and
-the masked-LM loss.
+"""In-batch sampled softmax (Chang et al. 2020, eq. 4), also across tf.distribute replicas, with
+clean negatives (duplicates of a row's positive masked out), and the masked-LM loss.
 
 keras.ops only, so it runs on the TensorFlow and the JAX backends; TensorFlow is imported lazily,
 and only on the TensorFlow backend, for the cross-replica gather.
@@ -20,8 +20,36 @@ def in_batch_scores(query_emb, doc_emb, temperature: float = 1.0):
     return ops.matmul(q, ops.transpose(d)) / temperature
 
 
+MASKED_SCORE = -1e9  # the score of a masked column: exp(-1e9 - max) is exactly 0 in float32
+
+
+def duplicate_mask(keys, keys_global=None, offset=0):
+    """bool [B, N]: column j is a duplicate of row i's positive (and not that positive itself).
+
+    keys: int [B, K, W] per-row keys of this batch (K keys, each W int32 words, e.g. the two
+        halves of a 64-bit hash; `trainer.data` gives K = 3: the document text, the document
+        passage (page + passage index) and the query text). Rows i and j are duplicates when
+        some key k is equal in all its W words.
+    keys_global: int [N, K, W], the keys of the candidate documents (e.g. of all replicas);
+        None: `keys`. offset: position of this batch's positives in it (as in
+        `in_batch_softmax_loss`).
+    """
+    keys_global = keys if keys_global is None else keys_global
+    same = None
+    for k in range(ops.shape(keys)[1]):
+        equal = None
+        for w in range(ops.shape(keys)[2]):
+            e = ops.equal(keys[:, k, w][:, None], keys_global[:, k, w][None, :])
+            equal = e if equal is None else ops.logical_and(equal, e)
+        same = equal if same is None else ops.logical_or(same, equal)
+    rows = ops.arange(ops.shape(keys)[0], dtype="int32") + ops.cast(offset, "int32")
+    columns = ops.arange(ops.shape(keys_global)[0], dtype="int32")
+    positive = ops.equal(rows[:, None], columns[None, :])
+    return ops.logical_and(same, ops.logical_not(positive))
+
+
 def in_batch_softmax_loss(query_emb, doc_emb, temperature: float = 1.0, doc_emb_global=None,
-                          offset=0):
+                          offset=0, keys=None, keys_global=None):
     """Mean softmax cross-entropy of each query against the documents of the batch.
 
     query_emb: [B, D] query embeddings phi(q_i).
@@ -31,6 +59,11 @@ def in_batch_softmax_loss(query_emb, doc_emb, temperature: float = 1.0, doc_emb_
         documents of all replicas); `doc_emb` rows must be rows offset..offset+B-1 of it.
         None: the candidates are `doc_emb` (N = B, offset 0).
     offset: int or scalar tensor, the position of this batch's positives in `doc_emb_global`.
+    keys / keys_global: clean negatives: int [B, K, W] / [N, K, W] row keys (`duplicate_mask`);
+        a column that duplicates row i's positive (same document, same passage or same query
+        text) is left out of row i's softmax: its score becomes MASKED_SCORE, so the loss is
+        the loss with those columns removed (they are neither negatives nor positives).
+        keys_global None: `keys` (N = B). keys None: every column is a negative.
 
     Returns a float32 scalar (float64 for float64 inputs):
         mean_i [logsumexp_j s_ij - s_(i, offset + i)],  s = q d^T / temperature.
@@ -40,6 +73,9 @@ def in_batch_softmax_loss(query_emb, doc_emb, temperature: float = 1.0, doc_emb_
     """
     docs = doc_emb if doc_emb_global is None else doc_emb_global
     scores = in_batch_scores(query_emb, docs, temperature)  # [B, N]
+    if keys is not None:
+        masked = duplicate_mask(keys, keys_global, offset)
+        scores = ops.where(masked, ops.cast(MASKED_SCORE, scores.dtype), scores)
     labels = ops.arange(ops.shape(query_emb)[0], dtype="int32") + ops.cast(offset, "int32")
     losses = ops.sparse_categorical_crossentropy(labels, scores, from_logits=True)
     return ops.mean(losses)
@@ -59,11 +95,12 @@ def _tf_replica_context():
     return tf, ctx
 
 
-def cross_replica_in_batch_loss(query_emb, doc_emb, temperature: float = 1.0):
+def cross_replica_in_batch_loss(query_emb, doc_emb, temperature: float = 1.0, keys=None):
     """`in_batch_softmax_loss` whose negatives are the documents of every replica.
 
     query_emb, doc_emb: [B_local, D], this replica's batch (row i of doc_emb is the positive of
-    query i). Returns a float32 scalar.
+    query i). keys: None, or int [B_local, K, W] row keys for clean negatives (gathered from all
+    replicas like the documents). Returns a float32 scalar.
 
     Inside a tf.distribute replica context with R > 1 replicas (e.g. `strategy.run`, or Keras
     `fit` under `strategy.scope()`), the documents of all replicas are gathered with
@@ -78,16 +115,18 @@ def cross_replica_in_batch_loss(query_emb, doc_emb, temperature: float = 1.0):
 
     Anywhere else (no strategy, cross-replica context, one replica, the JAX backend, where
     data-parallel `keras.distribution` sees the global batch as one array) it is exactly
-    `in_batch_softmax_loss(query_emb, doc_emb, temperature)`.
+    `in_batch_softmax_loss(query_emb, doc_emb, temperature, keys=keys)`.
     """
     found = _tf_replica_context()
     if found is None:
-        return in_batch_softmax_loss(query_emb, doc_emb, temperature)
+        return in_batch_softmax_loss(query_emb, doc_emb, temperature, keys=keys)
     tf, ctx = found
     replicas = ctx.num_replicas_in_sync
     all_docs = ctx.all_gather(doc_emb, axis=0)
+    all_keys = None if keys is None else ctx.all_gather(keys, axis=0)
     offset = ctx.replica_id_in_sync_group * tf.shape(doc_emb)[0]
-    loss = in_batch_softmax_loss(query_emb, doc_emb, temperature, all_docs, offset)
+    loss = in_batch_softmax_loss(query_emb, doc_emb, temperature, all_docs, offset, keys,
+                                 all_keys)
     return loss / replicas
 
 

@@ -12,6 +12,7 @@ from keras import layers, ops
 from wikipairs.special_tokens import CLS_ID, MASK_ID, NUM_SPECIAL_TOKENS, PAD_ID, SEP_ID
 
 from .configs import ModelConfig, get_config
+from .data import NEGATIVE_KEYS
 from .losses import cross_replica_in_batch_loss
 
 
@@ -163,7 +164,8 @@ class TwoTower(keras.Model):
         {"query_emb": float32 [B, D], "doc_emb": float32 [B, D]}.
     `query_tower` / `doc_tower` are `Tower`s, the same object when config.shared_towers.
     `compute_loss` is the in-batch softmax over the documents of all replicas
-    (`losses.cross_replica_in_batch_loss`, temperature from the config), so
+    (`losses.cross_replica_in_batch_loss`, temperature from the config; clean negatives when
+    the batch has "negative_keys", int [B, K, W]: `trainer.data`, `losses.duplicate_mask`), so
     `model.compile(optimizer=...); model.fit(dataset_of_id_dicts)` trains it, also under a
     tf.distribute strategy scope. `build()` creates all weights (dummy forward pass).
     """
@@ -202,8 +204,9 @@ class TwoTower(keras.Model):
         scaled as Keras scales losses under tf.distribute (1 / replicas per replica)."""
         if y_pred is None:
             y_pred = self(x, training=training)
+        keys = x.get(NEGATIVE_KEYS) if isinstance(x, dict) else None
         loss = cross_replica_in_batch_loss(y_pred["query_emb"], y_pred["doc_emb"],
-                                           self.config.temperature)
+                                           self.config.temperature, keys)
         for extra in self.losses:
             loss = loss + self._aggregate_additional_loss(extra)
         return loss

@@ -160,7 +160,8 @@ def _fit(config: TrainConfig, model_config: ModelConfig, model, data_format: str
         max_query_len=model_config.max_query_len,
         max_doc_len=model_config.max_doc_len, split="train",
         eval_percent=config.eval_percent, seed=config.seed,
-        shuffle_buffer=config.shuffle_buffer, skip_batches=initial_step)
+        shuffle_buffer=config.shuffle_buffer, skip_batches=initial_step,
+        negative_keys=config.clean_negatives and config.objective == "two-tower")
     batches = source if hasattr(source, "element_spec") \
         else ((b,) for b in source)  # Keras wants (inputs,) tuples
     try:

@@ -56,6 +56,9 @@ class TrainConfig:
         (default: the init run's copy, else the shard folder's manifest).
     data_format: "auto" (TFRecord on TensorFlow, Parquet on JAX), "tfrecord" or "parquet".
     jit_compile: "auto" (Keras decides), True or False. run_eagerly: debugging only.
+    clean_negatives: two-tower: leave out of each query's in-batch softmax the other rows with
+        the same document, the same passage or the same query text (`losses.duplicate_mask`):
+        they are not negatives (WLP gives many pairs per query page, BFS many per page).
     """
 
     data: list[str] = field(default_factory=list)
@@ -88,6 +91,7 @@ class TrainConfig:
     jit_compile: str | bool = "auto"
     run_eagerly: bool = False
     steps_per_execution: int = 1
+    clean_negatives: bool = True
     tensorboard: bool = True
     quiet: bool = False
 

@@ -88,11 +88,17 @@ def test_pair_record_is_the_pair_schema():
 @pytest.mark.parametrize("module", ["keras", "tensorflow"])
 def test_a_missing_extra_is_one_line_naming_it(tmp_path, module):
     """With the train extra's module made unimportable, `wikipairs train pretrain` on a folder
-    that passes the data checks fails with one line naming the extra, and status 2."""
+    that passes the data and settings checks (made before Keras loads: a real vocabulary) fails
+    with one line naming the extra, and status 2."""
+    from wikipairs.pairs.vocab import train_vocab
+
     (tmp_path / "data" / "ict").mkdir(parents=True)
     (tmp_path / "data" / "ict" / "part-00000-of-00001.tfrecord.gz").write_bytes(b"")
-    command = ["train", "pretrain", "--data", str(tmp_path / "data"), "--output",
-               str(tmp_path / "out")]
+    vocab = tmp_path / "spm.model"
+    train_vocab([f"sentence {k} of a small vocabulary for the check" for k in range(200)],
+                str(vocab), vocab_size=60)
+    command = ["train", "pretrain", "--data", str(tmp_path / "data"), "--vocab", str(vocab),
+               "--output", str(tmp_path / "out")]
     done = run_without(module, command)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr[-3000:]

@@ -215,3 +215,23 @@ def test_pairs_and_savedmodel_on_a_pool(tmp_path, fake_model):
     assert got["model"]["kind"] == "savedmodel" and sorted(got["by_lang"]) == ["ar", "vi"]
     for entry in got["by_lang"].values():
         assert entry["same_lang"]["paper"]["R@100"] >= entry["pool"]["paper"]["R@100"]
+
+
+def test_chinese_sentences_and_bigrams():
+    """No Chinese XQuAD here: a hand-made paragraph. Detected as zh, split at 。 with no space
+    after it, and BM25 over character unigrams + bigrams finds the sentence."""
+    from wikipairs.trainer.reqa.bm25 import BM25Scorer
+    from wikipairs.trainer.reqa.metrics import EvalSet
+
+    context = ("长城是中国古代的军事防御工程。它的总长度超过两万公里。"
+               "长城在一九八七年被列入世界遗产名录。明朝修建了今天看到的大部分城墙。") * 4
+    start = context.index("一九八七年")
+    squad = {"data": [{"title": "长城", "paragraphs": [{"context": context, "qas": [
+        {"id": "z1", "question": "长城是哪一年被列入世界遗产名录的？",
+         "answers": [{"text": "一九八七年", "answer_start": start}]}]}]}]}
+    data = build_reqa(squad, source="zh")
+    assert data.manifest["lang"] == "zh" and data.manifest["splitter"] == "sentencex:zh"
+    assert data.num_candidates == 4 and data.candidates["sentence"][2].startswith("长城在一九八七年")
+    eval_set = EvalSet.from_data(data)
+    scores = BM25Scorer(data.candidates, lang="zh").scores(eval_set.texts, eval_set.text_langs)
+    assert scores[0].argmax() == 2

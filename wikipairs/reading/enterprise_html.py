@@ -260,8 +260,11 @@ def _member_lines(stream, size: int) -> Iterator[bytes]:
     """The lines of the next `size` bytes of `stream` (the last one without its newline where
     the member does not end with one)."""
     remaining, held = size, []
+    # read1: a GzipFile's read(n) loses what it decoded in the call that meets a cut; read1
+    # gives it, so the records before the cut of a truncated download are kept
+    read = getattr(stream, "read1", stream.read)
     while remaining:
-        chunk = stream.read(min(_CHUNK, remaining))
+        chunk = read(min(_CHUNK, remaining))
         if not chunk:
             raise EOFError("the tar stream ends inside a member")
         remaining -= len(chunk)

@@ -1,0 +1,410 @@
+"""Wikimedia Enterprise HTML dumps as input (issue 23): the streaming reader
+(wikipairs/reading/enterprise_html.py), Parsoid HTML to Articles (wikipairs/text/parsoid.py) and
+`wikipairs parse` on them.
+
+The real sample is ../shared/data/html/frwiki-NS0-20231123-ENTERPRISE-HTML-sample.json.tar.gz
+(26 frwiki articles, one NDJSON member, no `redirects` field); the shapes it lacks (several
+members, redirects lists, another language, a cut file) are small fixtures written here.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+import tarfile
+from collections import Counter
+from pathlib import Path
+
+import nltk.data
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from conftest import NLTK_DATA, SHARED_DATA, assert_one_line_error, punkt_free_paths, read_articles, run_cli
+from wikipairs.errors import DumpError, TruncatedDumpError
+from wikipairs.pairs.quality import leaking_sentences
+from wikipairs.parse import ParseConfig, iter_articles, open_dump
+from wikipairs.reading.enterprise_html import (ENTERPRISE_HTML, XML, EnterpriseDump, input_kind,
+                                               plain_title, tar_members)
+from wikipairs.records import HtmlPage
+from wikipairs.text.parsoid import ParsoidCleaner, drop_reason
+from wikipairs.text.sentences import SentenceSplitter
+from wikipairs.text.titles import TitleParser
+
+HTML_SAMPLE = SHARED_DATA / "html" / "frwiki-NS0-20231123-ENTERPRISE-HTML-sample.json.tar.gz"
+WIKITEXT_SAMPLE = SHARED_DATA / "wiki" / "frwiki-wikiplaintext-sample.xml.bz2"
+
+
+def sample() -> Path:
+    if not HTML_SAMPLE.is_file():
+        pytest.fail(f"real test data missing: {HTML_SAMPLE} (see ../shared/data/README.md)",
+                    pytrace=False)
+    return HTML_SAMPLE
+
+
+@pytest.fixture(scope="module")
+def parsed_sample():
+    """(articles, counts, info) of `parse`'s article stream on the real sample."""
+    counts, info = Counter(), {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NLTK_DATA", str(NLTK_DATA))
+        mp.setattr(nltk.data, "path", punkt_free_paths())
+        articles = list(iter_articles(ParseConfig(inputs=[str(sample())], output=""), counts, info))
+    return articles, counts, info
+
+
+# ---- fixtures for the shapes the sample lacks ---------------------------------------------
+
+def page_html(body: str, title: str = "T") -> str:
+    return (f'<!DOCTYPE html><html><head><title>{title}</title></head>'
+            f'<body lang="xx" class="mw-parser-output">{body}</body></html>')
+
+
+def record(name: str, page_id: int, body: str, lang: str = "fr", **extra) -> dict:
+    wiki = lang.replace("-", "_") + "wiki"
+    return {"name": name, "identifier": page_id, "version": {"identifier": page_id * 10},
+            "url": f"https://{lang}.wikipedia.org/wiki/{name.replace(' ', '_')}",
+            "namespace": {"identifier": 0}, "in_language": {"identifier": lang},
+            "is_part_of": {"identifier": wiki}, "article_body": {"html": page_html(body, name)},
+            **extra}
+
+
+def write_dump(path: Path, members: dict[str, list[dict]], compress: bool = True,
+               long_names: bool = False) -> Path:
+    """An Enterprise HTML dump: a (gzip'd) tar with one NDJSON member per entry."""
+    buffer = io.BytesIO()
+    fmt = tarfile.GNU_FORMAT if long_names else tarfile.USTAR_FORMAT
+    with tarfile.open(fileobj=buffer, mode="w", format=fmt) as tar:
+        for name, records in members.items():
+            data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    data = buffer.getvalue()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def lead(text: str) -> str:
+    return f'<section data-mw-section-id="0"><p>{text}</p></section>'
+
+
+def wikilink(target: str, text: str) -> str:
+    return f'<a rel="mw:WikiLink" href="./{target.replace(" ", "_")}" title="{target}">{text}</a>'
+
+
+# ---- the reader ------------------------------------------------------------------------------
+
+def test_the_sample_is_told_from_xml_dumps_by_its_content(tmp_path):
+    assert input_kind(str(sample())) == ENTERPRISE_HTML
+    assert input_kind(str(WIKITEXT_SAMPLE)) == XML
+    renamed = tmp_path / "dump.bin"  # the name says nothing
+    renamed.write_bytes(sample().read_bytes())
+    assert input_kind(str(renamed)) == ENTERPRISE_HTML
+    assert isinstance(open_dump(str(renamed)), EnterpriseDump)
+    plain = write_dump(tmp_path / "plain.tar", {"a.ndjson": [record("A", 1, lead("x"))]},
+                       compress=False)
+    assert input_kind(str(plain)) == ENTERPRISE_HTML
+    other = tmp_path / "other.tar.gz"  # a tar.gz of something else is no HTML dump
+    write_dump(other, {"notes.txt": []})
+    assert input_kind(str(other)) == XML
+
+
+def test_sample_records_become_pages():
+    dump = EnterpriseDump(str(sample()))
+    assert (dump.site.lang, dump.site.dbname) == ("fr", "frwiki")
+    assert dump.member_names() == ["frwiki_namespace_0_0.ndjson"]
+    counts = Counter()
+    pages = list(dump.pages(counts))
+    assert counts["pages_read"] == len(pages) == 26
+    by_title = {p.title: p for p in pages}
+    leonard = by_title["Léonard de Vinci"]
+    assert (leonard.id, leonard.revision, leonard.ns, leonard.lang) == (10049, 209931064, 0, "fr")
+    assert len(leonard.html) > 2_000_000 and leonard.redirects == [] and leonard.redirect is None
+    # display titles lose their markup: "<i>Die Welt</i>"
+    assert "Die Welt" in by_title and plain_title("<i>Die&nbsp;Welt</i>") == "Die Welt"
+    assert all("<" not in p.title for p in pages)
+
+
+def test_records_stream_one_at_a_time_from_several_members(tmp_path):
+    members = {f"frwiki_namespace_0_{k}.ndjson": [record(f"Page {k}-{i}", 100 * k + i, lead("x"))
+                                                  for i in range(3)] for k in range(3)}
+    members["README.txt"] = []  # not NDJSON: skipped
+    path = write_dump(tmp_path / "multi.json.tar.gz", members)
+    dump = EnterpriseDump(str(path))
+    assert dump.member_names() == [f"frwiki_namespace_0_{k}.ndjson" for k in range(3)]
+    pages = dump.pages()
+    first = next(pages)  # a generator: nothing beyond the first record is decoded yet
+    assert first.title == "Page 0-0"
+    assert [p.id for p in pages] == [1, 2, 100, 101, 102, 200, 201, 202]
+    assert [p.id for p in EnterpriseDump(str(path), members={1}).pages()] == [100, 101, 102]
+
+
+def test_long_member_names_and_a_member_without_a_final_newline(tmp_path):
+    name = "x" * 120 + ".ndjson"  # over ustar's 100 bytes: a GNU long-name header
+    path = write_dump(tmp_path / "long.tar.gz", {name: [record("A", 1, lead("a."))]},
+                      long_names=True)
+    assert EnterpriseDump(str(path)).member_names() == [name]
+    raw = tmp_path / "nonl.tar"
+    data = json.dumps(record("B", 2, lead("b."))).encode()  # no newline at the end
+    with tarfile.open(raw, "w") as tar:
+        info = tarfile.TarInfo("b.ndjson")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    assert [p.title for p in EnterpriseDump(str(raw)).pages()] == ["B"]
+
+
+def test_redirects_lists_and_redirect_markers(tmp_path):
+    records = [
+        record("Cible", 1, lead("Voir " + wikilink("Ancien nom", "l'ancien nom") + "."),
+               redirects=[{"name": "Ancien nom", "url": "https://fr.wikipedia.org/wiki/Ancien_nom"},
+                          {"name": "autre_nom"}]),
+        record("Page", 2, lead("Un lien vers " + wikilink("Autre nom", "la cible") + " ici.")),
+        record("Vieux", 3, '<link rel="mw:PageProp/redirect" href="./Cible"/>'),
+    ]
+    path = write_dump(tmp_path / "redirects.json.tar.gz", {"a.ndjson": records})
+    pages = list(EnterpriseDump(str(path)).pages())
+    assert pages[0].redirects == ["Ancien nom", "Autre nom"]  # normalized
+    assert pages[2].redirect == "Cible"
+    # the redirects-only first pass decodes only the records that can hold redirects
+    assert [p.id for p in EnterpriseDump(str(path), redirects_only=True).pages()] == [1, 3]
+    counts, info = Counter(), {}
+    articles = {a.title: a for a in iter_articles(ParseConfig(inputs=[str(path)], output="",
+                                                              sentence_splitter="sentencex"),
+                                                  counts, info)}
+    assert set(articles) == {"Cible", "Page"}
+    assert counts["redirects"] == 3  # two listed, one redirect page
+    link = articles["Page"].links[0]
+    assert (link.raw_target, link.target, link.anchor) == ("Autre nom", "Cible", "la cible")
+    assert articles["Cible"].links[0].target == "Cible"  # a link to its own redirect
+    assert info["redirects"].resolve("Vieux") == "Cible"
+
+
+def test_a_record_of_another_wiki(tmp_path):
+    body = ('<section data-mw-section-id="0"><p><b>Berlin</b> ist die Hauptstadt '
+            + wikilink("Deutschland", "Deutschlands")
+            + '.<sup class="mw-ref reference" typeof="mw:Extension/ref"><a href="#c">[1]</a></sup>'
+            ' Sie hat 3,7 Millionen Einwohner.</p></section>'
+            '<section data-mw-section-id="1"><h2 id="Geschichte">Geschichte</h2>'
+            '<p>Berlin wurde 1237 erstmals erwähnt.</p></section>'
+            '<section data-mw-section-id="2"><h2>Einzelnachweise</h2><p>Quelle.</p></section>'
+            '<link rel="mw:PageProp/Category" href="./Kategorie:Hauptstadt_in_Europa"/>')
+    path = write_dump(tmp_path / "dewiki.json.tar.gz",
+                      {"dewiki_namespace_0_0.ndjson": [record("Berlin", 5, body, lang="de")]})
+    dump = EnterpriseDump(str(path))
+    assert (dump.site.lang, dump.site.dbname) == ("de", "dewiki")
+    counts = Counter()
+    cleaner = ParsoidCleaner(dump.titles, SentenceSplitter.for_language("de", method="sentencex"))
+    article = cleaner.article(next(dump.pages()), counts)
+    assert article.lang == "de" and article.categories == ["Hauptstadt in Europa"]
+    assert [s.heading for s in article.sections] == ["", "Geschichte"]  # Einzelnachweise dropped
+    assert article.sections[0].paragraphs == [["Berlin ist die Hauptstadt Deutschlands.",
+                                               "Sie hat 3,7 Millionen Einwohner."]]
+    assert counts["html_dropped_references"] == 1
+    assert counts["html_dropped_boilerplate_sections"] == 1
+
+
+def test_cut_and_broken_dumps(tmp_path):
+    whole = write_dump(tmp_path / "whole.json.tar.gz",
+                       {"a.ndjson": [record(f"P{i}", i, lead(" ".join(str(i * j) for j in range(3000))))
+                                     for i in range(1, 6)]})
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.json.tar.gz"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(TruncatedDumpError, match="truncated"):
+        list(EnterpriseDump(str(cut)).pages())
+    counts = Counter()
+    kept = list(EnterpriseDump(str(cut)).pages(counts, allow_truncated=True))
+    assert 0 < len(kept) < 5 and counts["truncated_files"] == 1
+    no_html = write_dump(tmp_path / "nohtml.json.tar.gz", {"a.ndjson": [{"name": "X"}]})
+    with pytest.raises(DumpError, match="article_body.html"):
+        list(EnterpriseDump(str(no_html)).pages())
+    bad = tmp_path / "bad.json.tar.gz"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("a.ndjson")
+        info.size = len(b"{not json}\n")
+        tar.addfile(info, io.BytesIO(b"{not json}\n"))
+    raw = buffer.getvalue()
+    bad.write_bytes(gzip.compress(raw))
+    with pytest.raises(DumpError, match="not a JSON record"):
+        list(EnterpriseDump(str(bad)).pages())
+    header = bytearray(raw)
+    header[148:156] = b"0000000\0"  # a wrong header checksum
+    bad.write_bytes(gzip.compress(bytes(header)))
+    with pytest.raises(DumpError, match="not a readable Enterprise HTML dump"):
+        list(EnterpriseDump(str(bad)).pages())
+
+
+def test_tar_members_reads_what_tarfile_reads(tmp_path):
+    members = {f"m{k}.ndjson": [record(f"A{k}{i}", i, lead("é" * (k * 700 + i))) for i in range(4)]
+               for k in range(3)}
+    path = write_dump(tmp_path / "t.tar.gz", members)
+    with gzip.open(path) as stream:
+        ours = {name: b"".join(lines) for name, lines in tar_members(stream)}
+    with tarfile.open(path) as tar:
+        theirs = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    assert ours == theirs
+
+
+# ---- Parsoid HTML to articles: the real sample ---------------------------------------------------
+
+def test_every_in_text_link_span_is_its_anchor(parsed_sample):
+    articles, _, _ = parsed_sample
+    checked = 0
+    for article in articles:
+        for link in article.links:
+            if link.sentence < 0:
+                continue
+            sentence = article.sections[link.section].paragraphs[link.paragraph][link.sentence]
+            assert sentence[link.start:link.end] == link.anchor, (article.title, link)
+            assert link.anchor and link.anchor == link.anchor.strip()
+            checked += 1
+    assert checked > 4000
+
+
+def test_no_markup_left_in_sentences(parsed_sample):
+    articles, _, _ = parsed_sample
+    total, leaks = leaking_sentences(articles, "fr")
+    assert total > 3000 and leaks == []
+    for article in articles:
+        for _, _, _, sentence in article.sentences():
+            assert not re.search(r"[<>]\w|\ue000|\ue001|\ue002|\[\d+\]|mw-parser-output", sentence), \
+                (article.title, sentence)
+
+
+def test_sections_paragraphs_and_links_are_sane(parsed_sample):
+    articles, counts, info = parsed_sample
+    assert len(articles) == 25 and counts["skipped_empty"] == 1  # Gouvernement Diouf XI: a table
+    assert info["lang"] == "fr" and counts["pages_read"] == 26
+    by_title = {a.title: a for a in articles}
+    leonard = by_title["Léonard de Vinci"]
+    headings = [s.heading for s in leonard.sections]
+    assert headings[0] == "" and leonard.sections[0].level == 0
+    assert "Biographie" not in headings  # a heading with only subsections is an empty section
+    assert {"Notes et références", "Bibliographie", "Articles connexes"}.isdisjoint(headings)
+    assert all(s.level in (2, 3, 4, 5, 6) for s in leonard.sections[1:])
+    assert len(leonard.sections) > 30 and sum(len(s.paragraphs) for s in leonard.sections) > 300
+    valentin = by_title["Saint-Valentin"]
+    assert valentin.sections[0].paragraphs[0][0].startswith(
+        "Le jour de la Saint-Valentin, le 14 février, est considéré")
+    # the text templates make is there ({{s|XIV}}, {{date|14 février}}): what the HTML is for
+    text = " ".join(s for _, _, _, s in valentin.sentences())
+    assert "XIVe siècle" in text and "fête laïque au ." not in text
+    assert "Amour" in valentin.categories and "Fête de février" in valentin.categories
+    first = valentin.links[0]
+    assert (first.target, first.anchor, first.section, first.paragraph) == \
+        ("14 février", "14 février", 0, 0)
+    hidden = [link for link in leonard.links if link.sentence < 0]  # the infobox's links
+    assert hidden and all(link.start == link.end == -1 for link in hidden)
+    assert leonard.links.index(hidden[0]) == len(leonard.links) - len(hidden)  # after the text
+
+
+def test_every_drop_is_counted(parsed_sample):
+    """Each kind of non-prose element of the sample is dropped and counted, and none of their
+    text reaches a sentence."""
+    articles, counts, _ = parsed_sample
+    for reason in ("references", "infoboxes", "navboxes", "notices", "tables", "figures", "math",
+                   "styles", "boilerplate_sections"):
+        assert counts[f"html_dropped_{reason}"] > 0, (reason, counts)
+    # count the outermost elements of each kind in the HTML: the counts agree
+    expected = Counter()
+    boilerplate = 0
+    for page in EnterpriseDump(str(sample())).pages():
+        tree = LexborHTMLParser(page.html)
+        for node in tree.body.traverse():
+            if node.tag[0] == "-":
+                continue
+            reason = drop_reason(node.tag, node.attributes)
+            if reason is None:
+                continue
+            parent, inside = node.parent, False
+            while parent is not None and parent.tag != "body":
+                inside = inside or drop_reason(parent.tag, parent.attributes) is not None
+                parent = parent.parent
+            expected[reason] += not inside
+        boilerplate += sum(1 for h in tree.css("h2") if h.text().strip() in
+                           ("Notes et références", "Bibliographie", "Voir aussi", "Articles connexes",
+                            "Liens externes", "Références", "Notes"))
+    dropped = Counter({k[len("html_dropped_"):]: v for k, v in counts.items()
+                       if k.startswith("html_dropped_") and k != "html_dropped_boilerplate_sections"})
+    # the walk does not enter boilerplate sections: what lies there is dropped, not counted
+    for reason, n in dropped.items():
+        assert 0 < n <= expected[reason], (reason, n, expected[reason])
+    assert sum(dropped.values()) >= 0.9 * sum(expected.values())
+    assert counts["html_dropped_boilerplate_sections"] >= boilerplate > 0
+    text = " ".join(s for a in articles for _, _, _, s in a.sentences())
+    assert "réf. nécessaire" not in text and "Portail de" not in text
+    assert ".mw-parser-output" not in text and "Modifier" not in text
+
+
+def test_drop_reasons_follow_parsoid_markers():
+    cases = {
+        ("sup", (("class", "mw-ref reference"), ("typeof", "mw:Extension/ref"))): "references",
+        ("ol", (("class", "mw-references references"),)): "references",
+        ("div", (("class", "mw-references-wrap"),)): "references",
+        ("table", (("class", "infobox_v2 noarchive"),)): "infoboxes",
+        ("div", (("class", "infobox_v3"),)): "infoboxes",
+        ("div", (("class", "navbox-container"),)): "navboxes",
+        ("div", (("class", "NavFrame"),)): "navboxes",
+        ("table", (("class", "wikitable"),)): "tables",
+        ("figure", (("typeof", "mw:File/Thumb"),)): "figures",
+        ("span", (("typeof", "mw:File"),)): "figures",
+        ("span", (("class", "mwe-math-element"), ("typeof", "mw:Extension/math"))): "math",
+        ("span", (("style", "display: none"),)): "hidden",
+        ("span", (("class", "mw-editsection"),)): "edit_sections",
+        ("div", (("class", "hatnote navigation-not-searchable"),)): "notices",
+        ("style", (("typeof", "mw:Extension/templatestyles"),)): "styles",
+        ("a", (("rel", "mw:ExtLink"), ("class", "external free"))): "bare_urls",
+        ("a", (("rel", "mw:ExtLink"), ("href", "//x/w/index.php?title=X&action=edit"))): "edit_sections",
+        ("span", (("typeof", "mw:Extension/score"),)): "extensions",
+        ("span", (("typeof", "mw:Error"),)): "errors",
+        ("a", (("rel", "mw:WikiLink"), ("class", "mw-redirect"))): None,
+        ("span", (("typeof", "mw:Transclusion"), ("class", "nowrap"))): None,
+        ("table", (("class", "toccolours"),)): "tables",  # not a table of contents
+        ("div", (("typeof", "mw:Extension/poem"),)): None,
+    }
+    for (tag, attrs), reason in cases.items():
+        assert drop_reason(tag, dict(attrs)) == reason, (tag, attrs)
+
+
+def test_lists_follow_the_wikitext_rule():
+    """Each list item is a paragraph of its own, nested items after their parent; a <p> is a
+    paragraph; inline text in a <div> is one too."""
+    site = EnterpriseDump.__new__(EnterpriseDump)
+    from wikipairs.reading.enterprise_html import site_of
+    titles = TitleParser(site_of({"in_language": {"identifier": "en"}}))
+    cleaner = ParsoidCleaner(titles, SentenceSplitter.for_language("en", method="sentencex"))
+    body = ('<section data-mw-section-id="0"><p>Intro text here.</p>'
+            '<ul><li>First item<ul><li>Nested item</li></ul></li><li>Second '
+            + wikilink("Foo bar", "item") + '</li></ul>'
+            '<dl><dt>Term</dt><dd>Definition</dd></dl><div>Loose text.</div>'
+            '<p>Line one<br>line two.</p></section>')
+    article = cleaner.article(HtmlPage(id=1, ns=0, title="T", html=page_html(body)))
+    assert article.sections[0].paragraphs == [
+        ["Intro text here."], ["First item"], ["Nested item"], ["Second item"], ["Term"],
+        ["Definition"], ["Loose text."], ["Line one line two."]]
+    link = article.links[0]
+    assert (link.target, link.anchor, link.paragraph, link.start) == ("Foo bar", "item", 3, 7)
+
+
+# ---- the command --------------------------------------------------------------------------------
+
+def test_wikipairs_parse_on_the_sample(tmp_path):
+    out = tmp_path / "out"
+    result = run_cli("parse", "-i", sample(), "-o", out, "-q")
+    assert result.returncode == 0, result.stderr
+    rows = read_articles(out)
+    assert len(rows) == 25 and {r["lang"] for r in rows} == {"fr"}
+    stats = json.loads((out / "parse_stats.json").read_text())
+    assert stats["articles"] == 25 and stats["pages"] == 26 and stats["sentences"] > 3000
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["inputs"][0]["path"].endswith("ENTERPRISE-HTML-sample.json.tar.gz")
+    verify = run_cli("verify", out)
+    assert verify.returncode == 0, verify.stderr
+
+
+def test_wikipairs_parse_reports_a_broken_html_dump_in_one_line(tmp_path):
+    path = write_dump(tmp_path / "x.json.tar.gz", {"a.ndjson": [{"name": "No body"}]})
+    result = run_cli("parse", "-i", path, "-o", tmp_path / "out", "-q")
+    assert_one_line_error(result, "article_body.html")

@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from wikipairs.text.analysis import Analyzer
+
 from .data import ReqaError
 
 BM25_TEXTS = ("both", "sentence", "passage")
@@ -69,8 +71,6 @@ class BM25Scorer:
     (default: `lang`), the questions' `langs` (default: `lang`)."""
 
     def __init__(self, candidates: dict, config: BM25Config | None = None, lang: str = "en"):
-        from wikipairs.text.analysis import Analyzer
-
         self.config = config = config or BM25Config()
         if config.text not in BM25_TEXTS:
             raise ReqaError(f"unknown BM25 text {config.text!r} (expected one of "
@@ -81,7 +81,6 @@ class BM25Scorer:
         bm25s = _bm25s()
         self.lang = lang
         self._analyzers: dict[str, Analyzer] = {}
-        self._analyzer_class = Analyzer
         n = len(candidates["sentence"])
         langs = candidates.get("lang") or [lang] * n
         self.num_candidates = n
@@ -107,10 +106,10 @@ class BM25Scorer:
         self.retriever = bm25s.BM25(k1=config.k1, b=config.b, method=config.method)
         self.retriever.index(corpus, show_progress=False)
 
-    def analyzer(self, lang: str):
+    def analyzer(self, lang: str) -> Analyzer:
         lang = lang or self.lang
         if lang not in self._analyzers:
-            self._analyzers[lang] = self._analyzer_class.named(
+            self._analyzers[lang] = Analyzer.named(
                 self.config.analyzer, lang, stem=self.config.stemmer, stop=self.config.stopwords)
         return self._analyzers[lang]
 

@@ -23,6 +23,7 @@ from optional packages (PyStemmer, bm25s: the `train` extra); without them the a
 """
 from __future__ import annotations
 
+import importlib.util
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -165,7 +166,7 @@ class Analyzer:
         return self.stemmer.stemWords(words) if self.stemmer is not None and words else words
 
     def segmentation(self) -> str:
-        thai = "pythainlp newmm words" if _thai_segmenter() is not None else \
+        thai = "pythainlp newmm words" if importlib.util.find_spec("pythainlp") else \
             "character unigrams + bigrams (PyThaiNLP not installed)"
         return ("lower-cased NFC words [\\p{L}\\p{M}\\p{N}]+ of 2+ characters; Han/kana/Hangul: "
                 f"character unigrams + bigrams; Thai: {thai}; Lao/Khmer/Myanmar: character "

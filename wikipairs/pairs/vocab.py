@@ -146,7 +146,9 @@ def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 
     into the sample of the whole. One worker reads the dump in one process (parse.iter_articles);
     more plan splits (as build does), sample each in a pool and merge. `workdir` (default: the
     system's temporary folder) holds the decompressed copy of a file without an index while it
-    runs. `counts` gets pages_read, sentences, articles and the skip reasons."""
+    runs. `counts` gets pages_read, sentences, articles and the skip reasons. The pool's
+    processes are spawned (forked ones can hang on a lock of the main process's decompression
+    threads), so a script calling this with workers > 1 needs `if __name__ == "__main__":`."""
     import multiprocessing
     import tempfile
 

@@ -72,7 +72,7 @@ def measure(path: str, lang: str | None) -> dict:
         "dump": os.path.basename(path), "lang": info["lang"], "splitter": info["sentence_splitter"],
         "articles": len(articles), "links": links, "misplaced_links": bad_links,
         "wlp_claims": len(claims),
-        "wlp_claims_without_anchor": sum(1 for p in claims if p.anchor not in p.doc_text),
+        "wlp_claims_without_anchor": sum(1 for p in claims if p.link_anchor not in p.doc_text),
         "sentences": len(sentences),
         "over_400_chars": sum(len(s) > 400 for s in sentences) / max(1, len(sentences)),
         "pairs": {task: len(p) for task, p in pairs.items()}, "leaks": leaks,

@@ -26,6 +26,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from wikipairs import __version__, fileio
 from wikipairs.reading import DumpFile
 from wikipairs.records import SiteInfo
+from wikipairs.schemas import SCHEMA_VERSION
 from wikipairs.errors import WikipairsError
 from wikipairs.shards.layout import FORMATS, remove_empty_format_folders, replaced_folders
 from wikipairs.pairs.tasks import TASKS, PairConfig
@@ -345,7 +346,8 @@ def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, spli
     if len(files) != expected:
         raise BuildError(f"{config.output}: {len(files)} shard files written, expected {expected}")
     manifest = {
-        "tool": "wikipairs build", "version": __version__, "command": config.command,
+        "tool": "wikipairs build", "version": __version__, "schema_version": SCHEMA_VERSION,
+        "command": config.command,
         "config": _config_dict(config), "seed": config.pairs.seed, "versions": _versions(),
         "inputs": [{"path": fileio.abspath(p), "bytes": fileio.size(p),
                     "sha256": sha256_file(p)} for p in paths],

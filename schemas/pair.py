@@ -1,9 +1,23 @@
 """The pair record written by `wikipairs build` (Parquet and TFRecord shards)."""
 from .fields import Field
 
+# The version of the pair record, in the build manifest ("schema_version") and in each Parquet
+# shard's metadata. 2: `passage_id` and `doc_id` added, `anchor` renamed `link_anchor`, shards in
+# DIR/parquet/<task>/ and DIR/tfrecord/<task>/. Builds without it are version 1.
+SCHEMA_VERSION = 2
+# Version 1 names of renamed fields (readers of older builds map them: `current_pair_row`).
+RENAMED_SINCE_V1 = {"anchor": "link_anchor"}
+
 PAIR = (
     Field("pair_id", "string", "Stable id: a hash of task, query position and document passage "
           "(the same pair has the same id under any seed, runner or worker count)."),
+    Field("passage_id", "string", "Stable id of the document's passage as the page has it, "
+          "before ICT takes the query sentence out or the cap cuts it: a hash of language, page "
+          "id, section and the passage's first and last sentence (paragraph, index), so the "
+          "same passage has the same id in every task, under any seed, runner or worker count."),
+    Field("doc_id", "string", "Id of the exact document: 16 hex digits of sha1 of `doc_title`, "
+          "a newline and `doc_text`; two pairs share it if and only if their documents are the "
+          "same text (an ICT document without its query sentence is another document)."),
     Field("task", "string", "`ict`, `bfs` or `wlp`."),
     Field("lang", "string", "Wiki language code."),
     Field("query", "string", "The query sentence."),
@@ -18,8 +32,8 @@ PAIR = (
     Field("doc_passage", "int32", "Index of the passage among its page's passages."),
     Field("doc_text", "string", "The passage text (for ICT without the query sentence unless "
           "`query_in_doc`)."),
-    Field("anchor", "string", "WLP: anchor text of the document page's link to the query page; "
-          "empty for ICT and BFS."),
+    Field("link_anchor", "string", "WLP: anchor text of the document page's link to the query "
+          "page; empty for ICT and BFS. (`anchor` in schema version 1.)"),
     Field("query_in_doc", "bool", "ICT: the query sentence was kept in the document "
           "(`--ict-keep-rate`)."),
     Field("link_in_doc", "bool", "WLP: the passage holds the link (false: the link is outside the "
@@ -41,3 +55,11 @@ TOKEN_IDS = (
 def pair_fields(with_ids: bool) -> tuple[Field, ...]:
     """The pair schema; `with_ids` adds the token id lists (builds with a vocabulary)."""
     return PAIR + TOKEN_IDS if with_ids else PAIR
+
+
+def current_pair_row(row: dict) -> dict:
+    """A pair row read from a shard of any schema version, with the current names of renamed
+    fields (`anchor` -> `link_anchor`); fields a version lacks (the ids) stay absent."""
+    if not any(old in row for old in RENAMED_SINCE_V1):
+        return row
+    return {RENAMED_SINCE_V1.get(name, name): value for name, value in row.items()}

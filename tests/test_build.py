@@ -36,7 +36,7 @@ import pytest
 
 from conftest import (NLTK_DATA, REPO, SAMPLE_DUMP, assert_one_line_error, describe,
                       punkt_free_paths, run_cli, wiki_file)
-from old_builds import to_old_layout
+from old_builds import to_old_layout, to_schema_v1
 from wikipairs.shards.pair_shards import pair_row
 from wikipairs.pairs.tasks import PairBuilder, PairConfig, approx_token_count, build_pairs_in_memory
 from wikipairs.parse import ParseConfig, iter_articles
@@ -670,10 +670,10 @@ def test_wlp_follows_a_chain_of_three_redirects(sample_build, sample_articles):
     assert len(rows) > 100
     hits = [r for r in rows if r["query_title"] == "Vell Valley University"
             and r["doc_title"] == "Ardmere"]
-    assert len(hits) == 1, [(r["query_title"], r["doc_title"], r["anchor"]) for r in rows
+    assert len(hits) == 1, [(r["query_title"], r["doc_title"], r["link_anchor"]) for r in rows
                             if r["doc_title"] == "Ardmere"]
     pair = hits[0]
-    assert pair["anchor"] == "university" and pair["link_in_doc"] is True
+    assert pair["link_anchor"] == "university" and pair["link_in_doc"] is True
     ardmere = next(a for a in sample_articles if a.title == "Ardmere")
     link = next(l for l in ardmere.links if l.raw_target == "VVU")
     assert link.target == "Vell Valley University" and link.anchor == "university"
@@ -692,7 +692,7 @@ def test_wlp_redirect_cycles_and_self_links_give_no_pairs(sample_build, sample_a
     titles = {a.title for a in sample_articles}
     cycle = {"Vell Bridge Trust", "Vell Bridge Company"}
     assert not cycle & titles
-    assert not [r for r in rows if r["query_title"] in cycle or r["anchor"] in cycle]
+    assert not [r for r in rows if r["query_title"] in cycle or r["link_anchor"] in cycle]
     assert all(r["query_page_id"] != r["doc_page_id"] for r in rows)
     assert all(r["query_title"] in titles and r["doc_title"] in titles for r in rows)
     # Kessingham links the cycle: its link stays unresolved and leads nowhere
@@ -791,11 +791,13 @@ def test_a_task_folder_reads_with_pandas(sample_build):
 
 
 def test_an_older_build_in_the_old_layout_is_still_read(sample_build, tmp_path):
-    """A build of the layout before the per-format trees (DIR/<task>/ holding both formats):
-    verify passes (and still finds an unlisted shard), stats and show print what they print
-    for the same build in the new layout."""
-    folder = to_old_layout(_copy_build(sample_build, tmp_path / "old"))
+    """A build of the layout before the per-format trees (DIR/<task>/ holding both formats) and
+    of pair schema version 1 (`anchor`, no ids): verify passes (and still finds an unlisted
+    shard), stats and show print what they print for the same build in the new layout."""
+    folder = to_schema_v1(to_old_layout(_copy_build(sample_build, tmp_path / "old")))
     assert not (folder / "parquet").exists() and (folder / "ict").is_dir()
+    names = pq.read_schema(next((folder / "wlp").glob("*.parquet"))).names
+    assert "anchor" in names and "link_anchor" not in names and "doc_id" not in names
     assert run_cli("verify", folder).returncode == 0
     for command in (["stats"], ["show", "--task", "wlp", "-n", "3"], ["show", "--task", "ict"]):
         new, old = run_cli(*command[:1], sample_build, *command[1:]), \
@@ -810,10 +812,11 @@ def test_an_older_build_in_the_old_layout_is_still_read(sample_build, tmp_path):
 
 
 def test_the_trainer_reads_an_older_build_in_the_old_layout(gensim_build, tmp_path):
-    """trainer.data finds the shards of both layouts, per format, and makes the same batches."""
+    """trainer.data finds the shards of both layouts, per format, and makes the same batches
+    from a build of the old layout and pair schema version 1."""
     from wikipairs.trainer import data
 
-    old = to_old_layout(_copy_build(gensim_build, tmp_path / "old"))
+    old = to_schema_v1(to_old_layout(_copy_build(gensim_build, tmp_path / "old")))
     for fmt, suffix in (("parquet", ".parquet"), ("tfrecord", ".tfrecord.gz")):
         new_files, old_files = data.find_shards(gensim_build, None, fmt), \
             data.find_shards(old, None, fmt)
@@ -831,6 +834,54 @@ def test_the_trainer_reads_an_older_build_in_the_old_layout(gensim_build, tmp_pa
     assert len(batches[0]) > 10 and len(batches[0]) == len(batches[1])
     for a, b in zip(*batches):
         assert (a["query_ids"] == b["query_ids"]).all() and (a["doc_ids"] == b["doc_ids"]).all()
+
+
+def test_ids_passage_id_and_doc_id(gensim_build, gensim_build_seed1):
+    """passage_id: one per page passage, the same in ICT, BFS and WLP and under another seed;
+    doc_id: equal exactly where the documents (title and text) are; schema version 2."""
+    rows = [r for task in TASKS for r in read_rows(gensim_build, task)]
+    passage_of, ids_of = {}, defaultdict(set)
+    for r in rows:
+        passage_of.setdefault(r["passage_id"], set()).add((r["doc_page_id"], r["doc_passage"]))
+        ids_of[(r["doc_page_id"], r["doc_passage"])].add(r["passage_id"])
+    assert all(len(v) == 1 for v in passage_of.values()), "one passage per passage_id"
+    assert all(len(v) == 1 for v in ids_of.values()), "one passage_id per passage, in any task"
+    tasks_of = defaultdict(set)
+    for r in rows:
+        tasks_of[r["passage_id"]].add(r["task"])
+    assert sum(1 for t in tasks_of.values() if t == set(TASKS)) >= 20, "shared by all tasks"
+    docs_of, by_doc = defaultdict(set), defaultdict(set)
+    for r in rows:
+        docs_of[r["doc_id"]].add((r["doc_title"], r["doc_text"]))
+        by_doc[(r["doc_title"], r["doc_text"])].add(r["doc_id"])
+        assert r["doc_id"] == hashlib.sha1(
+            f"{r['doc_title']}\n{r['doc_text']}".encode()).hexdigest()[:16]
+    assert all(len(v) == 1 for v in docs_of.values()) and all(len(v) == 1 for v in by_doc.values())
+    assert len(docs_of) < len(rows), "BFS and WLP pairs share documents"
+    ict = [r for r in rows if r["task"] == "ict"]
+    bfs = {r["passage_id"]: r for r in rows if r["task"] == "bfs"}
+    shared = [(r, bfs[r["passage_id"]]) for r in ict if r["passage_id"] in bfs]
+    assert shared and all(a["doc_id"] != b["doc_id"] for a, b in shared), \
+        "an ICT document lacks its query sentence: another document, the same passage"
+    seed1 = {(r["doc_page_id"], r["doc_passage"]): r["passage_id"]
+             for r in read_rows(gensim_build_seed1, "ict")}  # seed 1, ICT keep rate 0.5
+    common = [k for k in seed1 if k in ids_of]  # seed 0 and 1 skip other short queries
+    assert len(common) > 1000
+    assert all(ids_of[k] == {seed1[k]} for k in common)
+    manifest = load_json(gensim_build / "manifest.json")
+    assert manifest["schema_version"] == 2
+    for entry in manifest["shards"]:
+        if entry["format"] == "parquet":
+            schema = pq.read_schema(gensim_build / entry["path"])
+            assert schema.metadata[b"schema_version"] == b"2"
+            assert "link_anchor" in schema.names and "anchor" not in schema.names
+    from tfexample import decode_example
+    from wikipairs.shards.tfrecord import read_tfrecords
+
+    records = [decode_example(r) for r in
+               read_tfrecords(shard_files(gensim_build, "wlp", ".tfrecord.gz")[0])]
+    assert records and "link_anchor" in records[0] and "anchor" not in records[0]
+    assert all(len(r["passage_id"][0]) == len(r["doc_id"][0]) == 16 for r in records)
 
 
 def test_verify_catches_a_missing_manifest(sample_build, tmp_path):

@@ -82,7 +82,7 @@ def test_wlp_link_in_doc_only_when_the_anchor_survives_the_cap(built):
         assert pair.link_in_doc == (k < TEXT_ROOM), pair.query_title
     for pair in pairs["wlp"]:  # the invariant, on every pair
         if pair.link_in_doc:
-            assert pair.anchor in pair.doc_text, pair.pair_id
+            assert pair.link_anchor in pair.doc_text, pair.pair_id
 
 
 def test_wlp_documents_stay_small_for_every_link(articles):
@@ -145,6 +145,6 @@ def test_with_a_vocabulary_text_ids_and_counts_agree(articles, small_tokenizer):
             assert pair.doc_tokens == len(title) + len(text)
             assert row["query_ids"][1:-1] == tok.tokenize(pair.query)
             if pair.link_in_doc:
-                assert pair.anchor in pair.doc_text
+                assert pair.link_anchor in pair.doc_text
     hub = [p for p in pairs["bfs"] if p.doc_title == "Hub"][0]
     assert len(tok.tokenize(hub.doc_text)) > CONFIG.doc_max_tokens - 3 - 20, "cut near the cap"

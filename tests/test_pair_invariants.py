@@ -40,7 +40,7 @@ def test_links_after_a_lead_without_text_are_in_their_section(tmp_path):
 def test_wlp_document_of_a_page_without_lead_text_holds_the_link(tmp_path):
     dump = write_fake_dump(tmp_path / "wiki.xml", [("Beta", EMPTY_LEAD), ("Alpha", ALPHA)])
     (pair,) = build_pairs_in_memory(_articles(dump), ["wlp"], PairBuilder(PairConfig()))["wlp"]
-    assert (pair.query_title, pair.doc_title, pair.anchor) == ("Alpha", "Beta", "Alpha")
+    assert (pair.query_title, pair.doc_title, pair.link_anchor) == ("Alpha", "Beta", "Alpha")
     assert pair.link_in_doc and "trades with Alpha across" in pair.doc_text, pair
     # The same through `wikipairs build`, on Beam.
     out = tmp_path / "out"

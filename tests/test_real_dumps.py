@@ -129,8 +129,8 @@ def test_wlp_link_in_doc_means_the_anchor_is_in_the_document(parsed_dumps, name)
     parsed = parsed_dumps(name)
     pairs = build_pairs_in_memory(parsed.articles, ["wlp"], PairBuilder(PairConfig()))["wlp"]
     claimed = [p for p in pairs if p.link_in_doc]
-    bad = [(p.doc_title, p.query_title, p.anchor, p.doc_text[:200]) for p in claimed
-           if not p.anchor or p.anchor not in p.doc_text]
+    bad = [(p.doc_title, p.query_title, p.link_anchor, p.doc_text[:200]) for p in claimed
+           if not p.link_anchor or p.link_anchor not in p.doc_text]
     assert not bad, f"{name}: {len(bad)} of {len(claimed)} WLP pairs claim a link their " \
         "document lacks:\n" + "\n".join(map(repr, bad[:10]))
 

@@ -277,7 +277,8 @@ def test_extra_candidates_from_pair_shards(mini, tmp_path):
     texts = [mini.candidates["passage"][5],  # a ReQA passage: nothing new
              "Rivers flow to the sea. Some rivers freeze in winter.",
              "Rivers flow to the sea. Some rivers freeze in winter."]  # a duplicate passage
-    rows = [pair_row(Pair(f"{i:016x}", "ict", "en", "q", 1, "T", 0, 0, 0, 2, f"Doc {i}", 0, 0, t),
+    rows = [pair_row(Pair(f"{i:016x}", "p", "d", "ict", "en", "q", 1, "T", 0, 0, 0, 2, f"Doc {i}",
+                          0, 0, t),
                      lambda s: len(s.split())) for i, t in enumerate(texts)]
     write_shard(str(tmp_path), "ict", 0, 1, rows, ("parquet",), with_ids=False)
     data = reqa_data.ReqaData(mini.candidates, mini.questions, {})

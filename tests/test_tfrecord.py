@@ -314,10 +314,12 @@ def test_row_encoder_is_byte_identical_to_protobuf():
         assert encoder.encode(row) == encode_typed_example(typed), row
     fields = pair_fields(True)
     pair_encoder = RowEncoder(example_kinds(fields))
-    row = {"pair_id": "00ff", "task": "wlp", "lang": "en", "query": "Q?", "query_page_id": 12,
+    row = {"pair_id": "00ff", "passage_id": "a1", "doc_id": "b2", "task": "wlp", "lang": "en",
+           "query": "Q?", "query_page_id": 12,
            "query_title": "A", "query_section": 0, "query_paragraph": 1, "query_sentence": 2,
            "doc_page_id": 2**33, "doc_title": "B", "doc_section": 3, "doc_passage": 4,
-           "doc_text": "text " * 100, "anchor": "", "query_in_doc": False, "link_in_doc": True,
+           "doc_text": "text " * 100, "link_anchor": "", "query_in_doc": False,
+           "link_in_doc": True,
            "query_tokens": 5, "doc_tokens": 300, "query_ids": [1, 5, 2], "doc_ids": []}
     assert pair_encoder.encode(row) == encode_typed_example(example_values(fields, row))
 

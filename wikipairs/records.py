@@ -89,6 +89,8 @@ class Pair:
     """A (query, document) pre-training pair with its provenance; see schemas/pair.py."""
 
     pair_id: str
+    passage_id: str  # the document's passage as the page has it (tasks.passage_id)
+    doc_id: str  # the exact document text: title and text (tasks.doc_id)
     task: str  # "ict", "bfs" or "wlp"
     lang: str
     query: str
@@ -102,7 +104,7 @@ class Pair:
     doc_section: int
     doc_passage: int
     doc_text: str
-    anchor: str = ""  # WLP: anchor text of the link from the document page to the query page
+    link_anchor: str = ""  # WLP: anchor text of the document page's link to the query page
     query_in_doc: bool = False  # ICT: the query sentence was kept in the document
     link_in_doc: bool = False  # WLP: the document passage holds the link
     query_tokens: int = -1  # token counts, when the builder knows them (-1: count when written)

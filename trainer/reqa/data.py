@@ -426,6 +426,7 @@ def finetune_rows(data: ReqaData, tokenizer, query_max: int = 64, doc_max: int =
     the gold sentence, doc_text = its passage (the response's sentence in the title slot of
     `[CLS] title [SEP] text [SEP]`), token ids from `tokenizer` (a wikipairs.pairs.vocab.Tokenizer);
     each pair's lang is the question's (`lang`, where given, for all)."""
+    from wikipairs.pairs.tasks import doc_id
     from wikipairs.shards.pair_shards import pair_row
     from wikipairs.records import Pair
 
@@ -433,12 +434,15 @@ def finetune_rows(data: ReqaData, tokenizer, query_max: int = 64, doc_max: int =
     rows = []
     for i in range(data.num_questions):
         for cid in ques["gold_candidate_ids"][i]:
+            paragraph = int(cand["paragraph_id"][cid])
             pair = Pair(pair_id=stable_id(FINETUNE_TASK, ques["question_id"][i], int(cid)),
+                        passage_id=stable_id("passage", FINETUNE_TASK, paragraph),
+                        doc_id=doc_id(cand["sentence"][cid], cand["passage"][cid]),
                         task=FINETUNE_TASK, lang=lang or _row_lang(data, i),
                         query=ques["question"][i],
                         query_page_id=int(ques["paragraph_id"][i]), query_title=ques["title"][i],
                         query_section=0, query_paragraph=0, query_sentence=0,
-                        doc_page_id=int(cand["paragraph_id"][cid]), doc_title=cand["sentence"][cid],
+                        doc_page_id=paragraph, doc_title=cand["sentence"][cid],
                         doc_section=0, doc_passage=int(cid), doc_text=cand["passage"][cid])
             rows.append(pair_row(pair, tokenizer.count_tokens, tokenizer, query_max, doc_max))
     return rows

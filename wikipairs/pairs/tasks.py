@@ -28,9 +28,12 @@ Rules (also in the README):
 - Caps keep, per page and task, the pairs with the smallest seeded hash (for WLP: per query
   page A), so capping is deterministic.
 Every choice is `sampling.sample(seed, task, page id, position)`; no process state.
+Ids: `pair_id` (task, query position, document passage), `passage_id` (the passage as the page
+has it, the same in every task) and `doc_id` (the exact document text) are hashes of their key.
 """
 from __future__ import annotations
 
+import hashlib
 import heapq
 import zlib
 from collections import Counter
@@ -86,6 +89,20 @@ class Passage:
     def doc_tokens(self, skip: int | None = None) -> int:
         """Tokens of the document: title and sentences (counted one by one)."""
         return self.title_tokens + sum(n for i, n in enumerate(self.counts) if i != skip)
+
+
+def passage_id(lang: str, page_id: int, passage: Passage) -> str:
+    """The passage's stable id: language, page, section and its first and last sentence
+    (paragraph, index), before any sentence is taken out or the cap cuts its text. No seed, no
+    task, no passage index: the same sentences of a page have one id in every task and build."""
+    (p0, i0, _), (p1, i1, _) = passage.sentences[0], passage.sentences[-1]
+    return stable_id("passage", lang, page_id, passage.section, p0, i0, p1, i1)
+
+
+def doc_id(title: str, text: str) -> str:
+    """The exact document's id: 16 hex digits of sha1(title, newline, text) (titles hold no
+    newline), so two documents share it if and only if they are the same text."""
+    return hashlib.sha1(f"{title}\n{text}".encode("utf-8")).hexdigest()[:16]
 
 
 def pack_passages(article: Article, doc_max_tokens: int,
@@ -273,7 +290,8 @@ class PairBuilder:
             if in_text and truncated:  # the anchor may lie in the part the document cap cut off
                 in_text = passage.offset(k) + link.end <= len(text)
             yield target, WlpDoc(article.id, article.title, article.lang, passage.section,
-                                 passage.index, text, link.anchor, in_text, order, tokens)
+                                 passage.index, text, link.anchor, in_text, order, tokens,
+                                 passage_id(article.lang, article.id, passage))
 
     def _wlp_text(self, passage: Passage) -> tuple[str, int, bool]:
         """`document(passage)`, counted once per passage however many targets it serves."""
@@ -303,10 +321,11 @@ class PairBuilder:
             p, i, text = query.lead[q]
             pairs.append(Pair(
                 pair_id=stable_id("wlp", query.page_id, 0, p, i, doc.page_id, doc.passage),
-                task="wlp", lang=query.lang, query=text, query_page_id=query.page_id,
+                passage_id=doc.passage_id, doc_id=doc_id(doc.title, doc.text), task="wlp",
+                lang=query.lang, query=text, query_page_id=query.page_id,
                 query_title=query.title, query_section=0, query_paragraph=p, query_sentence=i,
                 doc_page_id=doc.page_id, doc_title=doc.title, doc_section=doc.section,
-                doc_passage=doc.passage, doc_text=doc.text, anchor=doc.anchor,
+                doc_passage=doc.passage, doc_text=doc.text, link_anchor=doc.anchor,
                 link_in_doc=doc.link_in_text, query_tokens=query.counts[q],
                 doc_tokens=doc.tokens))
         return pairs
@@ -338,11 +357,12 @@ class WlpDoc:
     link_in_text: bool
     order: int  # index of the link in the article's links: the first link to A wins
     tokens: int = 0  # title and passage tokens
+    passage_id: str = ""  # of the passage, as the pairs carry it (tasks.passage_id)
 
     def __reduce__(self):  # see _packed
         return _unpack_doc, (self.page_id, self.title, self.lang, self.section, self.passage,
                              _packed_passage(self.text), self.anchor, self.link_in_text,
-                             self.order, self.tokens)
+                             self.order, self.tokens, self.passage_id)
 
 
 def _packed(texts: list[str]) -> tuple[list[int], bytes]:
@@ -383,9 +403,9 @@ def _unpack_query(page_id, title, lang, positions, texts, counts) -> WlpQuery:
 
 
 def _unpack_doc(page_id, title, lang, section, passage, text, anchor, link_in_text, order,
-                tokens) -> WlpDoc:
+                tokens, passage_key) -> WlpDoc:
     return WlpDoc(page_id, title, lang, section, passage, _unpacked(text)[0], anchor,
-                  link_in_text, order, tokens)
+                  link_in_text, order, tokens, passage_key)
 
 
 def is_self_link(query_title: str, doc: WlpDoc) -> bool:
@@ -416,7 +436,9 @@ def _pair(task: str, query_article: Article, query_pos: tuple[int, int, int], qu
     s, p, i = query_pos
     return Pair(
         pair_id=stable_id(task, query_article.id, s, p, i, doc_article.id, passage.index),
-        task=task, lang=query_article.lang, query=query, query_page_id=query_article.id,
+        passage_id=passage_id(doc_article.lang, doc_article.id, passage),
+        doc_id=doc_id(doc_article.title, doc_text), task=task, lang=query_article.lang,
+        query=query, query_page_id=query_article.id,
         query_title=query_article.title, query_section=s, query_paragraph=p, query_sentence=i,
         doc_page_id=doc_article.id, doc_title=doc_article.title, doc_section=passage.section,
         doc_passage=passage.index, doc_text=doc_text, query_in_doc=query_in_doc,
@@ -453,6 +475,7 @@ def build_pairs_in_memory(articles: Iterable[Article], tasks: Iterable[str],
 
 
 __all__ = ["TASKS", "PairConfig", "PairBuilder", "Passage", "WlpQuery", "WlpDoc", "pack_passages",
+           "passage_id", "doc_id",
            "lead_sentences", "approx_token_count", "truncator_for", "select_wlp_docs", "wlp_rank",
            "is_self_link",
            "build_pairs_in_memory"]

@@ -63,4 +63,5 @@ def find_task_shards(folder: str, fmt: str) -> dict[str, list[str]]:
     return found
 
 
-__all__ = ["FORMATS", "SUFFIXES", "task_folder", "replaced_folders", "remove_empty_format_folders", "task_shards", "find_task_shards"]
+__all__ = ["FORMATS", "SUFFIXES", "task_folder", "replaced_folders", "remove_empty_format_folders",
+           "task_shards", "find_task_shards"]

@@ -7,7 +7,7 @@ sums), which the build driver keeps (pipelines/notes.py).
 """
 from __future__ import annotations
 
-from wikipairs.schemas import arrow_schema, example_kinds, pair_fields
+from wikipairs.schemas import SCHEMA_VERSION, arrow_schema, example_kinds, pair_fields
 
 from .. import fileio
 from ..records import Pair
@@ -40,7 +40,8 @@ class ShardWriter:
                  formats: tuple[str, ...], with_ids: bool, row_group: int = 2_000):
         self.output, self.task, self.index, self.count = output, task, index, count
         self.fields = pair_fields(with_ids)
-        self.schema = arrow_schema(self.fields, metadata={"wikipairs": "pair"})
+        self.schema = arrow_schema(self.fields, metadata={"wikipairs": "pair",
+                                                          "schema_version": str(SCHEMA_VERSION)})
         self.paths = {fmt: fileio.join(task_folder(output, fmt, task),
                                        shard_name(index, count, SUFFIXES[fmt]))
                       for fmt in formats}

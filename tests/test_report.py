@@ -134,3 +134,18 @@ def test_show_prints_pairs_with_provenance(sample_build):
 def test_stats_and_show_on_a_folder_without_a_build(tmp_path):
     assert_one_line_error(run_cli("stats", tmp_path), "not a finished build")
     assert_one_line_error(run_cli("show", tmp_path), "not a finished build")
+
+
+def test_a_task_without_pairs_is_plotted_as_empty(tmp_path):
+    out = tmp_path / "build"
+    built = run_cli("build", "-o", out, "--workers", "1", "--task", "ict",
+                    "--min-query-tokens", "60")  # no sentence of the sample is that long
+    assert built.returncode == 0, describe(built)
+    numbers = plot_numbers(str(out), ["ict"], {"query": 64, "doc": 288})
+    for key in ("query", "doc", "per_page"):
+        got = numbers[key]["tasks"]["ict"]
+        assert got["n"] == 0 and not any(got["counts"])
+    png = tmp_path / "empty.png"
+    result = run_cli("stats", out, "--plot", png)
+    assert result.returncode == 0, describe(result)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

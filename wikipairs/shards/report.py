@@ -171,6 +171,15 @@ def plot_title(identity: dict) -> str:
     return f"{dump}  ·  tokens: {identity['tokens']}  ·  seed {identity['seed']}"
 
 
+def _log_scale(ax, which: str) -> None:
+    """A log axis labelled 1, 10, 100, 1,000 (not 10^0, 10^1, ...)."""
+    import matplotlib.ticker
+
+    getattr(ax, f"set_{which}scale")("log")
+    getattr(ax, f"{which}axis").set_major_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _pos: f"{v:,.0f}" if v >= 1 else ""))
+
+
 def plot_stats(folder: str, tasks: list[str], path: str, stats: dict | None = None) -> None:
     """Small multiples, a row per task: query and document length distributions (share of the
     task's pairs, the same bins for every task) with the length limit, the share at and over it
@@ -179,7 +188,6 @@ def plot_stats(folder: str, tasks: list[str], path: str, stats: dict | None = No
     import matplotlib
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
-    import matplotlib.ticker
 
     identity = build_identity(folder, stats if stats is not None else load_stats(folder))
     data = plot_numbers(folder, tasks, {"query": identity["query"], "doc": identity["doc"]})
@@ -200,9 +208,16 @@ def plot_stats(folder: str, tasks: list[str], path: str, stats: dict | None = No
             numbers, edges = part["tasks"][task], part["edges"]
             if row == 0:
                 ax.set_title(titles[key], fontsize=10)
-            if not numbers["n"]:
+            if not numbers["n"]:  # the axes of the column, the limit, and why it is empty
                 ax.text(0.5, 0.5, f"no {task.upper()} pairs", transform=ax.transAxes,
                         ha="center", va="center", color="0.4")
+                ax.set_yticks([])
+                if key == "per_page":
+                    _log_scale(ax, "x")
+                else:
+                    ax.axvline(part["limit"], color="black", linewidth=1.3)
+                    ax.set_xlim(0, edges[-1])
+                ax.tick_params(labelsize=8)
                 continue
             total = numbers["n"]
             heights = [100 * c / total for c in numbers["counts"]]
@@ -210,12 +225,9 @@ def plot_stats(folder: str, tasks: list[str], path: str, stats: dict | None = No
                 heights = numbers["counts"]
                 ax.stairs(heights, edges, fill=True, color=color, alpha=0.35, baseline=0.5)
                 ax.stairs(heights, edges, color=color, linewidth=1, baseline=0.5)
-                ax.set_xscale("log")
-                ax.set_yscale("log")
+                _log_scale(ax, "x")
+                _log_scale(ax, "y")
                 ax.set_ylim(0.5, max(2, tops[key]) * 4)  # room above for the legend
-                for axis in (ax.xaxis, ax.yaxis):
-                    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(
-                        lambda v, _pos: f"{v:,.0f}" if v >= 1 else ""))
             else:
                 ax.stairs(heights, edges, fill=True, color=color, alpha=0.35)
                 ax.stairs(heights, edges, color=color, linewidth=1)

@@ -278,3 +278,19 @@ def test_vocab_workers_give_the_same_model(tmp_path, dump, extra):
              for lines in last]
     assert pages[0] == pages[1], pages  # the same pages read, counted across the workers
     assert not list(tmp_path.glob("wikipairs-vocab-*"))  # the workers' copy is gone
+
+
+def test_vocab_workers_on_a_multistream_dump(tmp_path):
+    """A multistream file with its index: the workers take ranges of streams (4 splits of 50
+    streams here), and the model is the one a single process trains."""
+    from wikipairs.reading.splits import plan_splits, write_multistream
+
+    dump = tmp_path / "enwiki-multistream.xml.bz2"
+    write_multistream(str(wiki_file("enwiki-2019-head.xml.bz2")), str(dump),
+                      str(tmp_path / "enwiki-multistream-index.txt.bz2"), 1)
+    assert len(plan_splits([str(dump)])) >= 3
+    for workers in ("1", "2"):
+        result = run_cli("vocab", "-q", "-i", dump, "-o", tmp_path / f"w{workers}.model",
+                         "--workers", workers, "--vocab-size", "300", "--max-sentences", "1000")
+        assert result.returncode == 0, describe(result)
+    assert (tmp_path / "w1.model").read_bytes() == (tmp_path / "w2.model").read_bytes()

@@ -15,7 +15,11 @@ What is measured, per path and over the six pages:
   `sentence[start:end]` is not their anchor;
 * pages per second per core: `Cleaner.article` / `ParsoidCleaner.article` on the pages already
   in memory (wikitext string or HTML string: reading and decompression excluded for both), the
-  same sentence splitter, `time.process_time` of this one thread, best of `--repeat` runs.
+  same sentence splitter, `time.process_time` of this one thread, best of `--repeat` runs;
+  and end to end: `wikipairs.parse.iter_articles` (both passes, decompression, XML or NDJSON
+  reading, redirects) on a file holding only the six pages (the wikitext sample itself; for
+  HTML a .json.tar.gz of the six records written to a temporary folder), CPU time of the
+  process (its read-ahead thread included), best of `--repeat` runs.
 
 The rendered prose, the reference for both paths, is taken from the HTML independently of either
 parser: the text of every `<p>` of the article body, after removing references (`sup.reference`,
@@ -31,10 +35,14 @@ Bibliographie, ...).
 from __future__ import annotations
 
 import argparse
+import gzip
+import io
 import json
 import os
 import re
 import sys
+import tarfile
+import tempfile
 import time
 from collections import Counter
 
@@ -45,6 +53,7 @@ sys.path.insert(0, ROOT)
 
 from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 
+from wikipairs.parse import ParseConfig, iter_articles  # noqa: E402
 from wikipairs.reading import DumpFile  # noqa: E402
 from wikipairs.reading.enterprise_html import EnterpriseDump  # noqa: E402
 from wikipairs.text.parsoid import ParsoidCleaner  # noqa: E402
@@ -113,6 +122,36 @@ def pages_per_cpu_second(cleaner, pages, repeat: int) -> float:
     return len(pages) / best
 
 
+def end_to_end(path: str, repeat: int) -> tuple[int, float]:
+    """(articles, pages per CPU-second) of parse's article stream on one file."""
+    best, articles = float("inf"), 0
+    for _ in range(repeat):
+        start = time.process_time()
+        articles = sum(1 for _ in iter_articles(ParseConfig(inputs=[path], output="")))
+        best = min(best, time.process_time() - start)
+    return articles, articles / best
+
+
+def html_of(titles: list[str], folder: str) -> str:
+    """A .json.tar.gz holding the records of the HTML sample whose titles are `titles`."""
+    dump = EnterpriseDump(HTML)
+    lines = [json.dumps({"name": p.title, "identifier": p.id, "version": {"identifier": p.revision},
+                         "namespace": {"identifier": 0}, "in_language": {"identifier": p.lang},
+                         "is_part_of": {"identifier": dump.site.dbname},
+                         "article_body": {"html": p.html}}, ensure_ascii=False)
+             for p in dump.pages() if p.title in titles]
+    data = ("\n".join(lines) + "\n").encode()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo(f"{dump.site.dbname}_namespace_0_0.ndjson")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    path = os.path.join(folder, "six.json.tar.gz")
+    with open(path, "wb") as f:
+        f.write(gzip.compress(buffer.getvalue()))
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -153,13 +192,19 @@ def main() -> int:
             "input_mb": round(sum(len((p.html if name == "html" else p.text).encode())
                                   for p in pages) / 1e6, 2),
         }
+    with tempfile.TemporaryDirectory() as folder:
+        for name, path in (("wikitext", WIKITEXT), ("html", html_of(titles, folder))):
+            articles, rate = end_to_end(path, args.repeat)
+            results[name]["end_to_end_pages_per_cpu_second"] = round(rate, 1)
+            results[name]["end_to_end_articles"] = articles
     prose = sum(sum(r.values()) for r in references.values())
     print(f"{len(titles)} pages in both forms; {prose:,} words of rendered prose; "
           f"sentences: {splitter.source}")
-    print(f"{'':28}{'wikitext':>12}{'html':>12}")
+    print(f"{'':34}{'wikitext':>10}{'html':>10}")
     for key in ("prose_word_recall_pct", "sentences_per_article", "links_per_article",
-                "hidden_links_per_article", "bad_link_spans", "pages_per_cpu_second", "input_mb"):
-        print(f"{key:28}{results['wikitext'][key]:>12}{results['html'][key]:>12}")
+                "hidden_links_per_article", "bad_link_spans", "pages_per_cpu_second",
+                "end_to_end_pages_per_cpu_second", "input_mb"):
+        print(f"{key:34}{results['wikitext'][key]:>10}{results['html'][key]:>10}")
     print("\nprose word recall per page (%):")
     for title in titles:
         print(f"  {title:32}{per_page[title]['wikitext']:>8}{per_page[title]['html']:>8}")

@@ -149,3 +149,16 @@ def test_a_task_without_pairs_is_plotted_as_empty(tmp_path):
     result = run_cli("stats", out, "--plot", png)
     assert result.returncode == 0, describe(result)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_title_names_wiki_and_dump_date_from_file_names():
+    from wikipairs.shards.card import dump_date, wiki_name
+
+    dated = "/data/dumps/elwiki-20240601-pages-articles-multistream.xml.bz2"
+    assert (wiki_name([dated]), dump_date(dated)) == ("elwiki", "2024-06-01")
+    assert wiki_name(["/w/jawiki-sample.xml.bz2"]) == "jawiki"
+    assert wiki_name(["/w/sample.xml.bz2"], "en") == "enwiki"
+    identity = {"wiki": "elwiki", "dates": ["2024-06-01"], "tokens": "sentencepiece:el.model",
+                "seed": 3}
+    assert plot_title(identity) == \
+        "elwiki dump of 2024-06-01  ·  tokens: sentencepiece:el.model  ·  seed 3"

@@ -78,6 +78,7 @@ def test_build_card_says_what_how_and_under_which_license(built):
                  "Wiki Link Prediction (WLP)"):
         assert name in text
     assert set(table_rows(text, "## Schema")) == {f"`{f.name}`" for f in PAIR}
+    assert f"Pair schema version {manifest['schema_version']} " in text.split("## Schema")[1]
     assert "- Seed: 7 " in text and "`wikipairs build -q -o " in text
     assert f"- Language: `{stats['lang']}`" in text
     assert f"- Sentence splitter: `{stats['sentence_splitter']}`" in text

@@ -19,7 +19,7 @@ import shlex
 from .. import fileio
 from .layout import SUFFIXES, task_folder
 from .output import OutputError
-from wikipairs.schemas import ARTICLE, REDIRECT, markdown_table, pair_fields
+from wikipairs.schemas import ARTICLE, REDIRECT, SCHEMA_VERSION, markdown_table, pair_fields
 
 CARD = "README.md"
 # The first line after the front matter: how a later run knows the README.md is its own.
@@ -189,10 +189,13 @@ def _build_files(config: dict, tasks: list[str], parquet: bool) -> list[str]:
 
 
 def _schema_intro(formats: list[str]) -> list[str]:
+    version = (f" Pair schema version {SCHEMA_VERSION} (`schema_version` in manifest.json): "
+               f"`passage_id` names a page passage in every task, `doc_id` an exact document, "
+               f"for corpora and qrels.")
     if "tfrecord" not in formats:
-        return ["One row per pair.", ""]
+        return ["One row per pair." + version, ""]
     return ["One row per pair, the same fields in each format (in a `tf.train.Example`, strings "
-            "are `bytes_list`, integers and booleans `int64_list`).", ""]
+            "are `bytes_list`, integers and booleans `int64_list`)." + version, ""]
 
 
 def _token_measure(tokens: str) -> str:

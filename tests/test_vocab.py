@@ -294,3 +294,33 @@ def test_vocab_workers_on_a_multistream_dump(tmp_path):
                          "--workers", workers, "--vocab-size", "300", "--max-sentences", "1000")
         assert result.returncode == 0, describe(result)
     assert (tmp_path / "w1.model").read_bytes() == (tmp_path / "w2.model").read_bytes()
+
+
+def test_sampling_on_two_workers_reports_as_it_goes(articles, enwiki_gensim, monkeypatch):
+    """The pool's progress: lines while splits are under way (pages and sentences the workers
+    have read so far), the exact counts at the end, and the single-process sample."""
+    from collections import Counter
+
+    import wikipairs.pairs.vocab as vocab
+    from wikipairs.parse import ParseConfig
+
+    class Lines:
+        def __init__(self):
+            self.lines = []
+
+        def line(self, text, final=False):
+            self.lines.append(text)
+
+    monkeypatch.setattr(vocab, "LIVE_WAIT", 0.05)
+    counts, writer = Counter(), Lines()
+    progress = vocab.VocabProgress(counts, 1000, quiet=False, every=0.0)
+    progress.lines.writer = writer
+    config = ParseConfig(inputs=[str(enwiki_gensim.path)], output="")
+    got = vocab.sample_dump_sentences(config, 1000, 0, workers=2, counts=counts,
+                                      progress=progress)
+    assert got == sample_sentences(articles, 1000, seed=0)
+    assert counts["pages_read"] == enwiki_gensim.counts["pages_read"]
+    assert counts["sentences"] == enwiki_gensim.counts["sentences"]
+    pages = [int(line.split()[0].replace(",", "")) for line in writer.lines]
+    assert pages[-1] == counts["pages_read"] and len(pages) > 2, writer.lines
+    assert pages == sorted(pages) and 0 < pages[0] < pages[-1], writer.lines

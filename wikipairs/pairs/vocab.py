@@ -91,9 +91,24 @@ SPLITS_PER_WORKER = 4  # files without an index: parts per worker, so that the p
 _WORKER: dict = {}  # the state a sampling process gets once (_init_worker)
 
 
-def _init_worker(state: dict) -> None:
+LIVE_EVERY = 20  # pages between a worker's additions to the shared pages/sentences read
+LIVE_WAIT = 1.0  # seconds the main process waits for a split before it looks at those counts
+
+
+def _init_worker(state: dict, live) -> None:
     _WORKER.clear()
-    _WORKER.update(state, cleaners={})
+    _WORKER.update(state, cleaners={}, live=live)
+
+
+def _add_live(counts: Counter, noted: list[int]) -> None:
+    """Add what this worker read since it last noted (`noted`: pages, sentences) to the
+    shared counts the main process shows in its progress lines while splits are under way."""
+    live = _WORKER["live"]
+    pages, sentences = counts["pages_read"], counts["sentences"]
+    with live.get_lock():
+        live[0] += pages - noted[0]
+        live[1] += sentences - noted[1]
+    noted[:] = [pages, sentences]
 
 
 def _sample_split(split) -> tuple[Counter, list[tuple[int, str]]]:
@@ -104,7 +119,7 @@ def _sample_split(split) -> tuple[Counter, list[tuple[int, str]]]:
     from ..reading.splits import read_split
 
     config, counts, cleaners = _WORKER["config"], Counter(), _WORKER["cleaners"]
-    sample = _Sample(_WORKER["max_sentences"])
+    sample, noted = _Sample(_WORKER["max_sentences"]), [0, 0]
 
     def articles():
         for page in read_split(split, counts, config.allow_truncated, config.lang):
@@ -113,10 +128,13 @@ def _sample_split(split) -> tuple[Counter, list[tuple[int, str]]]:
                     TitleParser(_WORKER["sites"][page.source]), _WORKER["splitter"],
                     ParseOptions(keep_tables=config.keep_tables), resolve=None)
             article = parse_page(page, cleaners[page.source], config, counts)
+            if counts["pages_read"] - noted[0] >= LIVE_EVERY:
+                _add_live(counts, noted)
             if article is not None:
                 counts["articles"] += 1
                 yield article
     sample.add_articles(articles(), _WORKER["seed"])
+    _add_live(counts, noted)
     return counts, sample.heap
 
 
@@ -178,13 +196,24 @@ def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 
         splits = _plan(paths, workers * SPLITS_PER_WORKER, tmp, sites)
         state = {"config": config, "sites": sites, "splitter": splitter, "seed": seed,
                  "max_sentences": max_sentences}
-        with multiprocessing.get_context("spawn").Pool(
-                min(workers, len(splits)), _init_worker, (state,)) as pool:
+        context = multiprocessing.get_context("spawn")
+        live, done = context.Array("q", 2), Counter()  # live: pages, sentences read so far
+        with context.Pool(min(workers, len(splits)), _init_worker, (state, live)) as pool:
             # Any order: the merged sample does not depend on it.
-            for split_counts, items in pool.imap_unordered(_sample_split, splits):
-                counts.update(split_counts)
+            results, left = pool.imap_unordered(_sample_split, splits), len(splits)
+            while left:
+                try:
+                    split_counts, items = results.next(timeout=LIVE_WAIT)
+                except multiprocessing.TimeoutError:  # a line while splits are under way
+                    counts["pages_read"], counts["sentences"] = max(
+                        live[0], done["pages_read"]), max(live[1], done["sentences"])
+                    if counts["pages_read"]:  # none yet: the workers are starting
+                        progress.tick()
+                    continue
+                left -= 1
+                done.update(split_counts)
                 sample.merge(items)
-                progress.tick()
+    counts.update({k: v - counts[k] for k, v in done.items()})  # the exact counts at the end
     progress.tick(final=True)
     return sample.texts()
 

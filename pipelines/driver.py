@@ -24,13 +24,12 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from wikipairs import __version__, fileio
-from wikipairs.reading import DumpFile
 from wikipairs.records import SiteInfo
 from wikipairs.schemas import SCHEMA_VERSION
 from wikipairs.errors import WikipairsError
 from wikipairs.shards.layout import FORMATS, remove_empty_format_folders, replaced_folders
 from wikipairs.pairs.tasks import TASKS, PairConfig
-from wikipairs.parse import ParseConfig, training_text
+from wikipairs.parse import ParseConfig, open_dump, training_text
 from wikipairs.progress import LineWriter, ProgressLines
 from wikipairs.text.sentences import SentenceSplitter
 from wikipairs.text.tokens import token_measure
@@ -166,7 +165,7 @@ def build(config: BuildConfig) -> dict:
     parse = config.parse or ParseConfig(inputs=config.inputs, output=config.output)
     splits = plan_splits(config.inputs, config.streams_per_split, config.parts_per_file)
     paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
-    sites = {p: DumpFile(p, lang=parse.lang).site for p in paths}
+    sites = {p: open_dump(p, lang=parse.lang).site for p in paths}  # XML or Enterprise HTML
     lang = sites[paths[0]].lang
     method = parse.sentence_splitter
     texts = (training_text(paths, parse.lang, parse.allow_truncated)

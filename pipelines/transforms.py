@@ -22,12 +22,13 @@ from wikipairs.reading.bloom import BloomFilter
 from wikipairs.shards.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs.tasks import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
                              wlp_rank)
-from wikipairs.parse import ParseConfig, parse_page
+from wikipairs.parse import ParseConfig, page_redirects, parse_page
 from wikipairs.progress import Throttle
-from wikipairs.records import Redirect
+from wikipairs.records import HtmlPage, Redirect
 from wikipairs.text.redirects import MAX_DEPTH, RedirectMap
 from wikipairs.reading.splits import index_titles, prepare_file, read_split
 from wikipairs.text.titles import TitleParser
+from wikipairs.text.parsoid import ParsoidCleaner
 from wikipairs.text.wikitext import Cleaner, ParseOptions
 
 from .notes import save_note
@@ -149,9 +150,10 @@ class ParseAndPair(beam.DoFn):
             return known
         return may_exist
 
-    def _cleaner(self, source: str) -> Cleaner:
+    def _cleaner(self, source: str, html: bool = False) -> Cleaner | ParsoidCleaner:
+        """The source file's cleaner: wikitext, or Parsoid HTML for an Enterprise HTML dump."""
         if source not in self.cleaners:
-            self.cleaners[source] = Cleaner(
+            self.cleaners[source] = (ParsoidCleaner if html else Cleaner)(
                 TitleParser(self.sites[source]), self.splitter,
                 ParseOptions(keep_tables=self.parse_config.keep_tables), resolve=None)
         return self.cleaners[source]
@@ -164,8 +166,8 @@ class ParseAndPair(beam.DoFn):
         progress = SplitProgress(self.progress_dir, index)
         for page in read_split(split, self.counts, self.parse_config.allow_truncated,
                                self.parse_config.lang):
-            if page.redirect:
-                yield beam.pvalue.TaggedOutput("redirects", (page.title, page.redirect))
+            for redirect in page_redirects(page):  # an HTML record lists its redirects
+                yield beam.pvalue.TaggedOutput("redirects", (redirect.source, redirect.target))
             progress.pages += 1
             yield from self._page(page, writers, titles)
             if self.counts["pages_read"] >= 100:
@@ -180,7 +182,8 @@ class ParseAndPair(beam.DoFn):
         flush_counts(self.counts)
 
     def _page(self, page, writers, titles):
-        article = parse_page(page, self._cleaner(page.source), self.parse_config, self.counts)
+        article = parse_page(page, self._cleaner(page.source, isinstance(page, HtmlPage)),
+                             self.parse_config, self.counts)
         if article is None:
             return
         self.counts["articles"] += 1

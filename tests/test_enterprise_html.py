@@ -408,3 +408,55 @@ def test_wikipairs_parse_reports_a_broken_html_dump_in_one_line(tmp_path):
     path = write_dump(tmp_path / "x.json.tar.gz", {"a.ndjson": [{"name": "No body"}]})
     result = run_cli("parse", "-i", path, "-o", tmp_path / "out", "-q")
     assert_one_line_error(result, "article_body.html")
+
+
+# ---- wikipairs build -------------------------------------------------------------------------
+
+def linked_records() -> dict[str, list[dict]]:
+    """Four pages that link to each other (one link through a listed redirect), in two members."""
+    def prose(title: str, others: list[tuple[str, str]]) -> str:
+        sentences = [f"{title} is a place described in this article with several words."]
+        sentences += [f"It is near {wikilink(target, anchor)} and many other places around."
+                      for target, anchor in others]
+        sentences += ["The climate there is mild and the people are friendly to visitors.",
+                      "Many travellers come each year to see the old town and its market."]
+        return (f'<section data-mw-section-id="0"><p>{" ".join(sentences)}</p></section>'
+                f'<section data-mw-section-id="1"><h2>History</h2><p>{" ".join(sentences[1:])} '
+                f'The town grew slowly during the middle ages and after.</p></section>')
+    alpha = record("Alpha", 1, prose("Alpha", [("Beta", "Beta"), ("Old gamma", "the old town")]),
+                   lang="en")
+    beta = record("Beta", 2, prose("Beta", [("Alpha", "Alpha"), ("Delta", "Delta")]), lang="en")
+    gamma = record("Gamma", 3, prose("Gamma", [("Alpha", "its neighbour")]), lang="en",
+                   redirects=[{"name": "Old gamma"}])
+    delta = record("Delta", 4, prose("Delta", [("Beta", "Beta")]), lang="en")
+    return {"enwiki_namespace_0_0.ndjson": [alpha, beta], "enwiki_namespace_0_1.ndjson": [gamma, delta]}
+
+
+def test_wikipairs_build_on_an_html_dump(tmp_path):
+    import pyarrow.parquet as pq
+    dump = write_dump(tmp_path / "enwiki-NS0-20240101-ENTERPRISE-HTML.json.tar.gz", linked_records())
+    outputs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}"
+        result = run_cli("build", "--task", "all", "-i", dump, "-o", out, "--workers", workers, "-q")
+        assert result.returncode == 0, result.stderr
+        outputs.append(out)
+    shards = sorted(p.relative_to(outputs[0]) for p in outputs[0].rglob("part-*"))
+    assert shards and all((outputs[0] / s).read_bytes() == (outputs[1] / s).read_bytes()
+                          for s in shards)  # the same pairs whatever the worker count
+    wlp = [row for path in sorted((outputs[0] / "parquet" / "wlp").glob("*.parquet"))
+           for row in pq.read_table(path).to_pylist()]
+    pairs = {(row["doc_title"], row["query_title"]) for row in wlp}
+    assert ("Alpha", "Gamma") in pairs  # through Gamma's redirects list ("Old gamma")
+    assert {("Alpha", "Beta"), ("Beta", "Alpha"), ("Beta", "Delta"), ("Delta", "Beta"),
+            ("Gamma", "Alpha")} <= pairs
+    for row in wlp:
+        assert not row["link_in_doc"] or row["link_anchor"] in row["doc_text"], row
+    assert any(row["link_in_doc"] and row["link_anchor"] == "the old town" for row in wlp)
+    ict = [row for path in sorted((outputs[0] / "parquet" / "ict").glob("*.parquet"))
+           for row in pq.read_table(path).to_pylist()]
+    assert ict and {row["lang"] for row in ict} == {"en"}
+    stats = json.loads((outputs[0] / "stats.json").read_text())
+    assert "wlp" in json.dumps(stats)
+    verify = run_cli("verify", outputs[0])
+    assert verify.returncode == 0, verify.stderr

@@ -1,5 +1,10 @@
 """Units of parallel reading: a whole dump file, or a range of bz2 streams of a multistream dump.
 
+An Enterprise HTML dump (a gzip'd tar of NDJSON records, not seekable) is read by parts as a
+dump without an index is when no plain copy can be made: each of its `parts_per_file` splits reads
+the file and parses every `parts`-th block of PAGES_PER_BLOCK records (deterministic, whatever
+runs them); `prepare_file` makes no copy of it, only the Bloom filter of its titles.
+
 Wikimedia's `*-multistream.xml.bz2` files are many bz2 streams of ~100 pages each, and the
 `*-multistream-index.txt.bz2` beside them lists `offset:page_id:title` for every page. A split is
 a byte range [start, end) covering whole streams; it decompresses on its own, so many workers read
@@ -27,6 +32,7 @@ from ..records import Page
 from ..text.titles import TitleParser
 from . import fastbz2
 from .fastbz2 import open_bz2
+from .enterprise_html import ENTERPRISE_HTML, EnterpriseDump, input_kind
 from .page_reader import DumpFile, PageReader
 from .page_scanner import PageBlock, PageScanner
 from .sources import ChunkStream, XmlStream, decompressed, expand_inputs, open_xml
@@ -155,6 +161,8 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
 
     Returns (None, None, 0) where the fast path does not apply (UTF-16, a truncated or odd file):
     the splits then read the file itself (and report what is wrong with it)."""
+    if input_kind(path) == ENTERPRISE_HTML:
+        return None, *_html_titles(path, titles, capacity)
     fileio.makedirs(workdir)
     copy = fileio.join(workdir, hashlib.sha1(fileio.abspath(path).encode()).hexdigest() + ".xml")
     compressed, starts, lines, names, header_end, end = False, [], [], [], 0, 0
@@ -213,6 +221,23 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
     return splits, bloom, len(starts)
 
 
+def _html_titles(path: str, titles: TitleParser, capacity: int) -> tuple[BloomFilter | None, int]:
+    """For an Enterprise HTML dump (its splits read the file itself, by parts: no copy): a
+    Bloom filter of its main-namespace titles and the titles its records list as redirecting
+    to them, and the number of records; (None, 0) where the file cannot be read to its end."""
+    bloom, pages = BloomFilter(capacity), 0
+    try:
+        for page in EnterpriseDump(path, lang=titles.site.lang).pages():
+            pages += 1
+            if page.ns == 0:
+                bloom.add(page.title)
+                for source in page.redirects:
+                    bloom.add(source)
+    except DumpError:
+        return None, 0
+    return bloom, pages
+
+
 def _plain_chunks(split: Split) -> Iterator[bytes]:
     """The XML of a split of a plain copy: its header, the split's byte range (whole pages and
     the text between them, as in the file), and the closing tag."""
@@ -255,11 +280,12 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
 def _pages_of_part(split: Split, counts: Counter, allow_truncated: bool, lang: str | None
                    ) -> Iterator[Page]:
     """The pages of a whole-file split: all of them, or those its part owns."""
+    reader = EnterpriseDump if input_kind(split.path) == ENTERPRISE_HTML else DumpFile
     if split.parts == 1:
-        yield from DumpFile(split.path, lang=lang).pages(counts, allow_truncated)
+        yield from reader(split.path, lang=lang).pages(counts, allow_truncated)
         return
     seen = Counter()
-    for ordinal, page in enumerate(DumpFile(split.path, lang=lang).pages(seen, allow_truncated)):
+    for ordinal, page in enumerate(reader(split.path, lang=lang).pages(seen, allow_truncated)):
         if split.owns(ordinal):
             counts["pages_read"] += 1
             yield page

@@ -834,6 +834,12 @@ def test_the_trainer_reads_an_older_build_in_the_old_layout(gensim_build, tmp_pa
     assert len(batches[0]) > 10 and len(batches[0]) == len(batches[1])
     for a, b in zip(*batches):
         assert (a["query_ids"] == b["query_ids"]).all() and (a["doc_ids"] == b["doc_ids"]).all()
+    tf_batches = [list(data.tf_dataset(d, **{**options, "prefetch": True}).take(3))
+                  for d in (gensim_build, old)]  # the TFRecord reader, version 1 records
+    assert len(tf_batches[0]) == len(tf_batches[1]) == 3
+    for a, b in zip(*tf_batches):
+        assert (a["query_ids"].numpy() == b["query_ids"].numpy()).all()
+        assert (a["doc_ids"].numpy() == b["doc_ids"].numpy()).all()
 
 
 def test_ids_passage_id_and_doc_id(gensim_build, gensim_build_seed1):

@@ -461,3 +461,20 @@ def test_wikipairs_build_on_an_html_dump(tmp_path):
     assert "wlp" in json.dumps(stats)
     verify = run_cli("verify", outputs[0])
     assert verify.returncode == 0, verify.stderr
+
+
+def test_language_variants_show_one_variant():
+    """zhwiki and other wikis with variants: Parsoid leaves -{...}- empty, its text in JSON."""
+    from wikipairs.reading.enterprise_html import site_of
+    titles = TitleParser(site_of({"in_language": {"identifier": "zh"}}))
+    cleaner = ParsoidCleaner(titles, SentenceSplitter.for_language("zh", method="sentencex"))
+    two_way = json.dumps({"twoway": [{"l": "zh-tw", "t": "電腦"}, {"l": "zh-cn", "t": "计算机"}]})
+    rule = json.dumps({"add": True, "twoway": [{"l": "zh-cn", "t": "x"}]})
+    raw = json.dumps({"disabled": {"t": "<i>C&amp;C</i>"}})
+    body = ("<section data-mw-section-id=\"0\"><p>这是一台"
+            f"<span typeof=\"mw:LanguageVariant\" data-mw-variant='{two_way}'></span>。"
+            f"<meta typeof=\"mw:LanguageVariant\" data-mw-variant='{rule}'/>"
+            f"<span typeof=\"mw:LanguageVariant\" data-mw-variant='{rule}'></span>"
+            f"名称是<span typeof=\"mw:LanguageVariant\" data-mw-variant='{raw}'></span>。</p></section>")
+    article = cleaner.article(HtmlPage(id=1, ns=0, title="T", html=page_html(body)))
+    assert article.sections[0].paragraphs == [["这是一台计算机。", "名称是C&C。"]]

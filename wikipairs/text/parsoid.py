@@ -32,6 +32,7 @@ walks ~5x faster than lxml and ~30x faster than mwparserfromhtml (BeautifulSoup)
 from __future__ import annotations
 
 import html as htmllib
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,7 +42,8 @@ from selectolax.lexbor import LexborHTMLParser
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
-from .wikitext import _OTHER_SPACE, _SPACES, _TAG_LEFTOVER, BOILERPLATE_SECTIONS, ParseOptions, _Piece
+from .wikitext import (_OTHER_SPACE, _SPACES, _TAG_LEFTOVER, _VARIANT_ORDER, BOILERPLATE_SECTIONS,
+                       ParseOptions, _Piece)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # Elements whose boundaries end a paragraph (their inline content is a paragraph of its own).
@@ -340,6 +342,9 @@ class ParsoidCleaner:
         elif tag == "br":
             out.append(" ")
             return
+        elif "mw:LanguageVariant" in (attrs.get("typeof") or "") and not node.text():
+            out.append(variant_text(attrs.get("data-mw-variant") or ""))
+            return
         self._inline_children(node, out, work)
 
     def _inline_children(self, node, out: list[str], work: _Work) -> None:
@@ -482,6 +487,33 @@ class ParsoidCleaner:
                               paragraph=0, sentence=i, start=lo, end=hi,
                               raw_target=piece.raw_target))
         return sentences, links
+
+
+def variant_text(data: str) -> str:
+    """What a reader sees of a -{...}- block on a wiki that converts between variants: Parsoid
+    leaves its element empty and describes it in `data-mw-variant` (JSON). As the wikitext path
+    shows it: the raw text, or one variant's (Simplified Chinese first); a rule only declared
+    (-{H|...}-) shows nothing."""
+    try:
+        variant = json.loads(data) if data else {}
+    except ValueError:
+        return ""
+    if not isinstance(variant, dict) or (variant.get("add") and not variant.get("show")):
+        return ""
+    text = ""
+    for key in ("disabled", "filter", "name"):
+        if isinstance(variant.get(key), dict):
+            text = variant[key].get("t") or ""
+            break
+    else:
+        choices = {}
+        for entry in variant.get("twoway") or variant.get("oneway") or ():
+            if isinstance(entry, dict) and entry.get("l"):
+                choices.setdefault(entry["l"], entry.get("t") or "")
+        if choices:
+            text = next((choices[code] for code in _VARIANT_ORDER if code in choices),
+                        next(iter(choices.values())))
+    return htmllib.unescape(_ANY_TAG.sub("", text)) if text else ""
 
 
 def _is_heading_wrapper(node) -> bool:

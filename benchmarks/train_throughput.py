@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/train_throughput.py --config tiny --backend jax
     .venv/bin/python benchmarks/train_throughput.py --config base --batch 8 --steps 3 --json
     KERAS_BACKEND=jax python benchmarks/train_throughput.py --config base --bf16 --batch 256 --steps 50
+    .venv/bin/python benchmarks/train_throughput.py --config small --batch 256 --chunk-size 32
 
 The backend is --backend, else $KERAS_BACKEND, else tensorflow; KERAS_BACKEND is set before
 keras is imported. With jax nothing from TensorFlow is imported (only jax, keras and numpy are
@@ -15,7 +16,13 @@ batch repeated (int32 ids, [CLS] ... [SEP], no padding, the static shapes [batch
 `--warmup` steps (one `fit` call: tracing/compilation) come first, then one `fit` call of
 `--steps` steps is timed, wall clock, including the final device sync when fit returns its logs.
 `--bf16` sets `keras.mixed_precision.set_global_policy("mixed_bfloat16")` before the model is
-built (float32 variables, bfloat16 compute).
+built (float32 variables, bfloat16 compute). `--chunk-size N`: GradCache steps (trainer.gradcache,
+`wikipairs train --chunk-size`): the same loss and gradients with the activations of N rows at a
+time, for one more forward pass of the towers; the FLOPs and MFU below count the model's FLOPs
+(6 per parameter and token), not the recomputed forward pass. Memory: `peak_rss_mb` is the
+process's peak resident set (ru_maxrss), `rss_before_fit_mb` its resident set after the model
+was built, so their difference is what training added (activations, optimizer state, compiled
+code); one configuration per process, so peaks do not carry over.
 
 FLOPs per training example (forward + backward, matmuls only; the PaLM / Chinchilla convention):
 
@@ -78,6 +85,8 @@ def parse_args(argv=None):
     p.add_argument("--warmup", type=int, default=2,
                    help="untimed steps first, compilation included (default 2)")
     p.add_argument("--bf16", action="store_true", help="mixed_bfloat16 policy")
+    p.add_argument("--chunk-size", type=int, default=None, metavar="N",
+                   help="GradCache steps embedding N rows at a time (divides --batch)")
     p.add_argument("--peak-tflops", type=float, default=None,
                    help="peak dense TFLOPS of the device for MFU (default: table by device kind)")
     p.add_argument("--vocab-size", type=int, default=32000)
@@ -99,6 +108,8 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.batch < 1 or args.steps < 1 or args.warmup < 1:
         p.error("--batch, --steps and --warmup must be >= 1")
+    if args.chunk_size is not None and (args.chunk_size < 1 or args.batch % args.chunk_size):
+        p.error("--chunk-size must be >= 1 and divide --batch")
     return args
 
 
@@ -199,6 +210,20 @@ def peak_tflops(device: dict, bf16: bool, override: float | None):
     return None, f"no peak known for {device['kind']!r}; pass --peak-tflops"
 
 
+def _rss_mb() -> dict:
+    """{"now": resident set now, "peak": the process's peak resident set} in MB (Linux)."""
+    import resource
+
+    now = None
+    try:
+        with open("/proc/self/statm") as f:
+            now = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    except (OSError, ValueError, IndexError):
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+    return {"now": None if now is None else round(now, 1), "peak": round(peak, 1)}
+
+
 def _load_average():
     try:
         return [round(x, 2) for x in os.getloadavg()]
@@ -277,8 +302,10 @@ def run(args) -> dict:
     model.build()
     jit = {"auto": "auto", "on": True, "off": False}[args.jit]
     model.compile(optimizer=keras.optimizers.AdamW(1e-4), jit_compile=jit)
+    model.chunk_size = args.chunk_size
     batch = synthetic_batch(args.batch, lq, ld, config.vocab_size, args.seed)
     data = dataset(backend, batch)
+    rss_before = _rss_mb()["now"]
 
     start = time.perf_counter()
     model.fit(data, steps_per_epoch=args.warmup, epochs=1, verbose=0, shuffle=False)
@@ -302,7 +329,8 @@ def run(args) -> dict:
         "config": args.config, "backend": backend, "keras": keras.__version__,
         "policy": keras.mixed_precision.global_policy().name,
         "jit_compile": args.jit, "model_overrides": args.model_overrides,
-        "batch": args.batch, "query_len": lq, "doc_len": ld,
+        "chunk_size": args.chunk_size, "rss_before_fit_mb": rss_before,
+        "peak_rss_mb": _rss_mb()["peak"], "batch": args.batch, "query_len": lq, "doc_len": ld,
         "vocab_size": config.vocab_size, "steps": args.steps, "warmup_steps": args.warmup,
         "parameters": int(model.count_params()),
         "device": device, "warmup_s": round(warmup_s, 3), "timed_s": round(elapsed, 3),
@@ -327,6 +355,8 @@ def summary(r: dict) -> str:
     mfu = "n/a" if r["mfu"] is None else f"{100 * r['mfu']:.1f}%"
     return (f"train_throughput {r['config']} {r['backend']} {r['policy']} on "
             f"{r['device']['platform']}:{r['device']['kind']} batch {r['batch']} "
+            + (f"chunks of {r['chunk_size']} " if r.get("chunk_size") else "") +
+            f"peak RSS {r['peak_rss_mb']:,.0f} MB "
             f"Lq/Ld {r['query_len']}/{r['doc_len']}: {r['examples_per_s']:,.1f} examples/s "
             f"({1000 * r['step_s']:.1f} ms/step, {r['steps']} steps, warm-up "
             f"{r['warmup_s']:.1f} s), {r['gflops_per_example']:.3f} GFLOP/example, "

@@ -90,6 +90,14 @@ with strategy.scope():  # Keras fit: one SGD(1.0) step on 2 replicas x 4 moves w
 history = dist_model.fit(tf.data.Dataset.from_tensors(batch), verbose=0)
 stepped = [w - g for w, g in zip(w0, grads)]  # all weights are trainable, in the same order
 
+with strategy.scope():  # the same step, GradCache in chunks of 2 rows of each replica's 4
+    chunked_model = TwoTower(config)
+    chunked_model.build()
+    chunked_model.set_weights(w0)
+    chunked_model.chunk_size = 2
+    chunked_model.compile(optimizer=keras.optimizers.SGD(1.0), jit_compile=False)
+chunked_history = chunked_model.fit(tf.data.Dataset.from_tensors(batch), verbose=0)
+
 scale = max(np.abs(g).max() for g in grads)
 def worst(a, b):  # max of |a - b| / (1e-5 |b| + 1e-9 max|grad|): allclose when < 1
     return max(float(np.max(np.abs(x - y) / (1e-5 * np.abs(y) + 1e-9 * scale)))
@@ -101,6 +109,8 @@ print("RESULT " + json.dumps({
     "loss": float(loss), "loss_fn_1_replica": float(loss_fn_1), "dist_loss": float(dist_loss),
     "fit_loss": history.history["loss"][0], "grad_scale": float(scale),
     "grad_worst": worst(dist_grads, grads),
+    "chunked_fit_loss": chunked_history.history["loss"][0],
+    "chunked_fit_worst": worst(chunked_model.get_weights(), stepped),
     "fit_worst": worst(dist_model.get_weights(), stepped)}))
 '''
 
@@ -489,6 +499,82 @@ def test_a_few_adamw_steps_decrease_the_in_batch_loss():
     assert after < losses[0] - 0.15, (losses, after)
 
 
+GRADCACHE = r'''
+import json
+import numpy as np
+import keras
+from wikipairs.trainer.configs import ModelConfig
+from wikipairs.trainer.model import TwoTower
+
+rng = np.random.default_rng(0)
+B = 8
+def ids(length):
+    x = rng.integers(5, 100, (B, length)).astype("int32")
+    x[:, 0] = 1
+    for row, n in enumerate(rng.integers(3, length + 1, B)):
+        x[row, n:] = 0
+    return x
+keys = rng.integers(-2 ** 31, 2 ** 31 - 1, (B, 3, 2)).astype("int32")
+keys[5, 0], keys[6, 2] = keys[1, 0], keys[2, 2]  # a duplicate document, a duplicate query
+batch = {"query_ids": ids(12), "doc_ids": ids(20), "negative_keys": keys}
+
+def step(chunk, dropout):
+    """loss and gradient (SGD 1.0: w0 - w1) of one Keras fit step from the same weights."""
+    keras.utils.set_random_seed(0)
+    config = ModelConfig.from_name("tiny", vocab_size=100, dropout=dropout,
+                                   attention_dropout=dropout, max_query_len=12, max_doc_len=20,
+                                   embedding_dim=16, num_layers=1, normalize=True,
+                                   temperature=0.1, initializer_range=0.2)
+    model = TwoTower(config)
+    model.build()
+    w0 = model.get_weights()
+    model.chunk_size = chunk
+    model.compile(optimizer=keras.optimizers.SGD(1.0), jit_compile=False)
+    loss = model.fit(batch, batch_size=B, epochs=1, shuffle=False, verbose=0).history["loss"][0]
+    return loss, [a - b for a, b in zip(w0, model.get_weights())]
+
+def worst(a, b):
+    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b)) / max(
+        float(np.max(np.abs(y))) for y in b)
+
+out = {"backend": keras.backend.backend()}
+plain_loss, plain = step(None, 0.0)
+out["loss"] = plain_loss
+for chunk in (1, 2, 4):
+    loss, grads = step(chunk, 0.0)
+    out[f"loss_{chunk}"], out[f"worst_{chunk}"] = loss, worst(grads, plain)
+loss, grads = step(None, 0.3)
+one_loss, one = step(B, 0.3)
+out["dropout_loss"], out["dropout_one_chunk_loss"] = loss, one_loss
+out["dropout_one_chunk_worst"] = worst(one, grads)
+print("RESULT " + json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
+def test_gradcache_step_equals_the_plain_step(backend):
+    """GradCache (`TwoTower.chunk_size`, trainer.gradcache) like sentence-transformers' CachedMNRL
+    tests: one Keras fit step (SGD 1.0, so the weights move by the gradient) on a batch of 8
+    with clean-negative keys, in chunks of 1, 2 and 4 rows, reports the plain step's loss and
+    moves the weights by its gradients (to float32 rounding, 1e-5 of the largest), dropout 0.
+    With dropout 0.3 and one chunk of 8 it is the plain step too: the second (gradient) pass
+    replays the first pass's dropout masks. Both backends, in subprocesses."""
+    pytest.importorskip(backend)
+    env = dict(os.environ, KERAS_BACKEND=backend, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
+               CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run([sys.executable, "-c", GRADCACHE], env=env, text=True,
+                          capture_output=True, timeout=500)
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    r = json.loads(lines[-1][len("RESULT "):])
+    assert r["backend"] == backend and r["loss"] > 0.5, r
+    for chunk in (1, 2, 4):
+        assert r[f"loss_{chunk}"] == pytest.approx(r["loss"], rel=1e-5), r
+        assert r[f"worst_{chunk}"] < 1e-5, r
+    assert r["dropout_one_chunk_loss"] == pytest.approx(r["dropout_loss"], rel=1e-5), r
+    assert r["dropout_one_chunk_worst"] < 1e-5, r
+
+
 # ---- the oracle --------------------------------------------------------------------------------
 
 def test_two_replicas_equal_one_replica(oracle):
@@ -498,12 +584,14 @@ def test_two_replicas_equal_one_replica(oracle):
     - SUM over replicas of the gradients (strategy.reduce) == the one-replica gradients of all
       trainable weights (rtol 1e-5), i.e. the gather's negatives and gradients are right;
     - one Keras `fit` step (SGD 1.0) under the strategy moves the weights by exactly those
-      gradients, and reports the global-batch loss."""
+      gradients, and reports the global-batch loss;
+    - so does a GradCache step (`chunk_size` 2: each replica embeds its 4 rows as 2 chunks)."""
     r = oracle()
     assert r["replicas"] == 2 and r["num_variables"] == r["num_weights"] > 70
     assert r["grad_shapes_equal"]
     assert r["loss"] > 0.1  # not a degenerate case
-    for key in ("loss_fn_1_replica", "dist_loss", "fit_loss"):
+    for key in ("loss_fn_1_replica", "dist_loss", "fit_loss", "chunked_fit_loss"):
         assert r[key] == pytest.approx(r["loss"], rel=1e-5), (key, r)
     assert r["grad_worst"] < 1, r
     assert r["fit_worst"] < 1, r
+    assert r["chunked_fit_worst"] < 1, r

@@ -565,6 +565,26 @@ def test_tiny_trains_on_the_jax_backend_without_tensorflow(shards, tmp_path):
     assert {"train/learning_rate", "train/examples_per_s"} <= set(scalars)
 
 
+def test_chunked_pretrain_run_equals_the_plain_run(shards, tmp_path):
+    """`pretrain(chunk_size=4)` (GradCache, --chunk-size) on JAX logs the losses of the same run
+    without it (dropout 0: the same gradients, so the same weights step after step), with the
+    clean-negative keys on; a chunk size that does not divide the batch, or the MLM objective,
+    is a one-line TrainError before anything runs."""
+    pytest.importorskip("jax")
+    settings = dict(steps=6, log_every=3, checkpoint_every=3)
+    plain = _train_run(shards, tmp_path / "plain", "jax", **settings)
+    chunked = _train_run(shards, tmp_path / "chunked", "jax", chunk_size=4, **settings)
+    losses = [[r["loss"] for r in out["log"]] for out in (plain, chunked)]
+    assert len(losses[0]) == 2 and np.isfinite(losses).all(), losses
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4)
+    np.testing.assert_allclose(chunked["seen"]["query_emb"], plain["seen"]["query_emb"],
+                               atol=1e-4)
+    with pytest.raises(TrainError, match="not a multiple of the chunk size 5"):
+        _config(shards, tmp_path / "x", chunk_size=5).resolved()
+    with pytest.raises(TrainError, match="two-tower"):
+        _config(shards, tmp_path / "x", chunk_size=4, objective="mlm").resolved()
+
+
 def _tensorboard_scalars(log_dir: Path) -> dict[str, list[tuple[int, float]]]:
     """{tag: [(step, value), ...]} of the TensorBoard event files in log_dir."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

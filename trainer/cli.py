@@ -123,6 +123,10 @@ def _common(f):
         click.option("--clean-negatives/--no-clean-negatives", default=None,
                      help="Leave out of each query's in-batch negatives the rows with the same "
                           "document, passage or query text [default: on]."),
+        click.option("--chunk-size", type=click.IntRange(1), metavar="N",
+                     help="GradCache: embed the batch N rows at a time (the loss and gradients "
+                          "of the whole batch, the memory of N rows); divides the batch per "
+                          "replica."),
         click.option("--bf16/--no-bf16", "mixed_precision", default=None,
                      help="mixed_bfloat16 compute (TPUs, recent GPUs)."),
         click.option("--tpu", metavar="NAME", help="TPU name or grpc:// address: TPUStrategy "

@@ -175,6 +175,7 @@ class TwoTower(keras.Model):
         self.config = c = get_config(config)
         self.query_tower = Tower(c, name="query_tower")
         self.doc_tower = self.query_tower if c.shared_towers else Tower(c, name="doc_tower")
+        self.chunk_size = None  # GradCache training steps of this many rows (trainer.gradcache)
 
     def build(self, input_shape=None):
         """Creates every weight (a symbolic call of each tower; `input_shape` is ignored)."""
@@ -198,6 +199,15 @@ class TwoTower(keras.Model):
     def score(query_emb, doc_emb):
         """Pairwise scores <q_i, d_j>: [B, D] x [N, D] -> [B, N] (no temperature)."""
         return ops.matmul(query_emb, ops.transpose(doc_emb))
+
+    def train_step(self, *args):
+        """Keras' step, or with `chunk_size` set the gradient-cached one (trainer.gradcache:
+        the same loss and gradients, with the activations of `chunk_size` rows at a time)."""
+        if not self.chunk_size:
+            return super().train_step(*args)
+        from .gradcache import train_step
+
+        return train_step(self, *args)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """Keras hook: in-batch softmax loss of y_pred (or of self(x)) plus any added losses,

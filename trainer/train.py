@@ -87,6 +87,9 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
         if config.batch_size % replicas:
             raise TrainError(f"batch size {config.batch_size} is not a multiple of the "
                              f"{replicas} replicas")
+        if config.chunk_size and (config.batch_size // replicas) % config.chunk_size:
+            raise TrainError(f"the batch per replica ({config.batch_size // replicas}) is not "
+                             f"a multiple of the chunk size {config.chunk_size}")
         with scope:
             model, initial_step = _compiled_model(config, model_config, latest)
             if not config.quiet:
@@ -184,6 +187,7 @@ def _build_model(config: TrainConfig, model_config: ModelConfig):
     model.build()
     if config.mode == "finetune":
         model.load_weights(os.path.join(config.init, WEIGHTS))
+    model.chunk_size = config.chunk_size  # GradCache steps (trainer.gradcache)
     return model
 
 

@@ -59,6 +59,9 @@ class TrainConfig:
     clean_negatives: two-tower: leave out of each query's in-batch softmax the other rows with
         the same document, the same passage or the same query text (`losses.duplicate_mask`):
         they are not negatives (WLP gives many pairs per query page, BFS many per page).
+    chunk_size: two-tower: GradCache steps (trainer.gradcache) embedding this many rows at a
+        time, so a batch of 8192 needs the memory of `chunk_size`; the batch size per replica
+        must be a multiple of it. None: plain steps.
     """
 
     data: list[str] = field(default_factory=list)
@@ -92,6 +95,7 @@ class TrainConfig:
     run_eagerly: bool = False
     steps_per_execution: int = 1
     clean_negatives: bool = True
+    chunk_size: int | None = None
     tensorboard: bool = True
     quiet: bool = False
 
@@ -155,6 +159,13 @@ def _check(c: TrainConfig) -> None:
                  "eval_batch_size"):
         if not isinstance(getattr(c, name), int) or getattr(c, name) < 1:
             bad(f"{name.replace('_', ' ')} must be a positive integer, not {getattr(c, name)!r}")
+    if c.chunk_size is not None:
+        if not isinstance(c.chunk_size, int) or c.chunk_size < 1:
+            bad(f"chunk size must be a positive integer, not {c.chunk_size!r}")
+        if c.objective != "two-tower":
+            bad("--chunk-size applies to the two-tower objective (GradCache), not mlm")
+        if c.batch_size % c.chunk_size:
+            bad(f"batch size {c.batch_size} is not a multiple of the chunk size {c.chunk_size}")
     if c.eval_batches < 0:
         bad(f"eval batches must be >= 0, not {c.eval_batches}")
     if not (c.learning_rate > 0 and math.isfinite(c.learning_rate)):

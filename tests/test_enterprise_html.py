@@ -478,3 +478,28 @@ def test_language_variants_show_one_variant():
             f"名称是<span typeof=\"mw:LanguageVariant\" data-mw-variant='{raw}'></span>。</p></section>")
     article = cleaner.article(HtmlPage(id=1, ns=0, title="T", html=page_html(body)))
     assert article.sections[0].paragraphs == [["这是一台计算机。", "名称是C&C。"]]
+
+
+def test_splits_of_an_html_dump_are_byte_ranges_of_a_plain_copy(tmp_path):
+    from wikipairs.reading.splits import plan_splits, prepare_file, read_split
+    path = write_dump(tmp_path / "multi.json.tar.gz",
+                      {f"m{k}.ndjson": [record(f"Page {k} {i}", 10 * k + i, lead("x."),
+                                               redirects=[{"name": f"Alias {k} {i}"}])
+                                        for i in range(7)] for k in range(3)})
+    dump = EnterpriseDump(str(path))
+    planned = plan_splits([str(path)], parts_per_file=3)
+    assert [(s.part, s.parts, s.whole_file) for s in planned] == [(0, 3, True), (1, 3, True),
+                                                                  (2, 3, True)]
+    splits, bloom, pages = prepare_file(str(path), 3, str(tmp_path / "work"), dump.titles, 1000)
+    assert pages == 21 and len(splits) == 3 and all(s.plain.endswith(".ndjson") for s in splits)
+    assert "Page 2 6" in bloom and "Alias 0 3" in bloom
+    counts = Counter()
+    read = [p.id for s in splits for p in read_split(s, counts)]
+    assert read == [p.id for p in dump.pages()] and counts["pages_read"] == 21
+    assert [len(list(read_split(s))) for s in splits] == [7, 7, 7]
+    # the planned splits, reading the file itself by parts, give the same pages
+    assert sorted(p.id for s in planned for p in read_split(s)) == sorted(read)
+    cut = tmp_path / "cut.json.tar.gz"
+    cut.write_bytes(path.read_bytes()[:-40])
+    assert prepare_file(str(cut), 3, str(tmp_path / "work2"), dump.titles, 1000) == (None, None, 0)
+    assert not list((tmp_path / "work2").iterdir())  # nothing left behind

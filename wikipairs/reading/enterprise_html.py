@@ -109,10 +109,12 @@ class EnterpriseDump:
             return [name for name, _ in tar_members(_decompressed(raw))
                     if name.endswith(MEMBER_SUFFIXES)]
 
-    def _records(self, counts: Counter, allow_truncated: bool, first_only: bool = False
-                 ) -> Iterator[tuple[str, int, dict | None]]:
-        """(member name, line number, record) of each record, streaming (record None: skipped
-        undecoded by a redirects-only pass)."""
+    def lines(self, counts: Counter | None = None, allow_truncated: bool = False,
+              first_only: bool = False) -> Iterator[tuple[str, int, bytes]]:
+        """(member name, line number, line) of each non-empty NDJSON line, streaming (the last
+        line of a member may lack its newline). A cut stream is a TruncatedDumpError, or with
+        `allow_truncated` an end counted in `counts["truncated_files"]`."""
+        counts = counts if counts is not None else Counter()
         ordinal, name = -1, ""
         try:
             with fileio.open_read(self.path) as raw:
@@ -123,22 +125,10 @@ class EnterpriseDump:
                     if self.members is not None and ordinal not in self.members:
                         continue
                     for line_no, line in enumerate(lines, 1):
-                        if not line.strip():
-                            continue
-                        if self.redirects_only and not first_only and b'"redirects"' not in line \
-                                and b"mw:PageProp/redirect" not in line:
-                            yield name, line_no, None
-                            continue
-                        if not line.endswith(b"\n"):  # the member's last line: maybe cut
-                            try:
-                                record = json.loads(line)
-                            except ValueError:
-                                raise EOFError(f"member {name} ends inside a record") from None
-                        else:
-                            record = self._decode(line, name, line_no)
-                        yield name, line_no, record
-                        if first_only:
-                            return
+                        if line.strip():
+                            yield name, line_no, line
+                            if first_only:
+                                return
         except EOFError:
             if first_only:
                 return
@@ -153,7 +143,32 @@ class EnterpriseDump:
             raise DumpError(f"{self.path}: not a readable Enterprise HTML dump"
                             f"{f' (member {name})' if name else ''} ({e})") from None
 
-    def _decode(self, line: bytes, member: str, line_no: int) -> dict:
+    def _records(self, counts: Counter, allow_truncated: bool, first_only: bool = False
+                 ) -> Iterator[tuple[str, int, dict | None]]:
+        """(member name, line number, record) of each record, streaming (record None: skipped
+        undecoded by a redirects-only pass)."""
+        for name, line_no, line in self.lines(counts, allow_truncated, first_only):
+            if self.redirects_only and not first_only and b'"redirects"' not in line \
+                    and b"mw:PageProp/redirect" not in line:
+                yield name, line_no, None
+                continue
+            if not line.endswith(b"\n"):  # a member's last line: cut, or just no newline
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    if allow_truncated and not first_only:
+                        counts["truncated_files"] += 1
+                        return
+                    if first_only:
+                        return
+                    raise TruncatedDumpError(
+                        f"{self.path}: truncated dump, member {name} ends in the middle of a "
+                        f"record (use --allow-truncated to keep the records before)") from None
+            else:
+                record = self.decode(line, name, line_no)
+            yield name, line_no, record
+
+    def decode(self, line: bytes, member: str, line_no: int) -> dict:
         try:
             record = json.loads(line)
         except ValueError as e:
@@ -248,7 +263,7 @@ def tar_members(stream) -> Iterator[tuple[str, Iterator[bytes]]]:
         if not info.isfile():
             _read_exact(stream, padded)
             continue
-        lines = _member_lines(stream, info.size)
+        lines = byte_lines(stream, info.size)
         yield name, lines
         for _ in lines:  # what the caller left unread
             pass
@@ -256,7 +271,7 @@ def tar_members(stream) -> Iterator[tuple[str, Iterator[bytes]]]:
             _read_exact(stream, padded - info.size)
 
 
-def _member_lines(stream, size: int) -> Iterator[bytes]:
+def byte_lines(stream, size: int) -> Iterator[bytes]:
     """The lines of the next `size` bytes of `stream` (the last one without its newline where
     the member does not end with one)."""
     remaining, held = size, []

@@ -1,9 +1,10 @@
 """Units of parallel reading: a whole dump file, or a range of bz2 streams of a multistream dump.
 
-An Enterprise HTML dump (a gzip'd tar of NDJSON records, not seekable) is read by parts as a
-dump without an index is when no plain copy can be made: each of its `parts_per_file` splits reads
-the file and parses every `parts`-th block of PAGES_PER_BLOCK records (deterministic, whatever
-runs them); `prepare_file` makes no copy of it, only the Bloom filter of its titles.
+An Enterprise HTML dump (a gzip'd tar of NDJSON records: a gzip stream cannot be entered in
+the middle) is treated as a dump without an index: `prepare_file` decompresses it once into a
+plain NDJSON copy (every member's records, in order) cut into byte ranges of whole records;
+where that cannot be done, each of its `parts_per_file` splits reads the file and parses every
+`parts`-th block of PAGES_PER_BLOCK records.
 
 Wikimedia's `*-multistream.xml.bz2` files are many bz2 streams of ~100 pages each, and the
 `*-multistream-index.txt.bz2` beside them lists `offset:page_id:title` for every page. A split is
@@ -32,7 +33,7 @@ from ..records import Page
 from ..text.titles import TitleParser
 from . import fastbz2
 from .fastbz2 import open_bz2
-from .enterprise_html import ENTERPRISE_HTML, EnterpriseDump, input_kind
+from .enterprise_html import ENTERPRISE_HTML, EnterpriseDump, byte_lines, input_kind
 from .page_reader import DumpFile, PageReader
 from .page_scanner import PageBlock, PageScanner
 from .sources import ChunkStream, XmlStream, decompressed, expand_inputs, open_xml
@@ -162,7 +163,7 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
     Returns (None, None, 0) where the fast path does not apply (UTF-16, a truncated or odd file):
     the splits then read the file itself (and report what is wrong with it)."""
     if input_kind(path) == ENTERPRISE_HTML:
-        return None, *_html_titles(path, titles, capacity)
+        return _prepare_html(path, parts, workdir, titles, capacity)
     fileio.makedirs(workdir)
     copy = fileio.join(workdir, hashlib.sha1(fileio.abspath(path).encode()).hexdigest() + ".xml")
     compressed, starts, lines, names, header_end, end = False, [], [], [], 0, 0
@@ -221,21 +222,53 @@ def prepare_file(path: str, parts: int, workdir: str, titles: TitleParser, capac
     return splits, bloom, len(starts)
 
 
-def _html_titles(path: str, titles: TitleParser, capacity: int) -> tuple[BloomFilter | None, int]:
-    """For an Enterprise HTML dump (its splits read the file itself, by parts: no copy): a
-    Bloom filter of its main-namespace titles and the titles its records list as redirecting
-    to them, and the number of records; (None, 0) where the file cannot be read to its end."""
-    bloom, pages = BloomFilter(capacity), 0
+def _prepare_html(path: str, parts: int, workdir: str, titles: TitleParser, capacity: int
+                  ) -> tuple[list[Split] | None, BloomFilter | None, int]:
+    """prepare_file for an Enterprise HTML dump: its records (every NDJSON member, in order) are
+    written once to a plain NDJSON copy in `workdir`, cut into `parts` byte ranges of whole
+    records; the Bloom filter holds its main-namespace titles and the titles its records list
+    as redirects. (None, None, 0) where the file cannot be read to its end: the planned splits
+    then read the file itself and report what is wrong with it."""
+    fileio.makedirs(workdir)
+    copy = fileio.join(workdir, hashlib.sha1(fileio.abspath(path).encode()).hexdigest() + ".ndjson")
+    bloom, starts, end = BloomFilter(capacity), [], 0
     try:
-        for page in EnterpriseDump(path, lang=titles.site.lang).pages():
-            pages += 1
-            if page.ns == 0:
-                bloom.add(page.title)
-                for source in page.redirects:
-                    bloom.add(source)
-    except DumpError:
-        return None, 0
-    return bloom, pages
+        dump = EnterpriseDump(path, lang=titles.site.lang)
+        with fileio.create(copy + ".tmp") as out:
+            for member, line_no, line in dump.lines():
+                page = dump.page(dump.decode(line, member, line_no), member, line_no)
+                if page.ns == 0:
+                    bloom.add(page.title)
+                    for source in page.redirects:
+                        bloom.add(source)
+                starts.append(end)
+                out.write(line)
+                end += len(line)
+                if not line.endswith(b"\n"):
+                    out.write(b"\n")
+                    end += 1
+        fileio.rename(copy + ".tmp", copy)
+    except (DumpError, OSError):
+        for leftover in (copy + ".tmp", copy):
+            with contextlib.suppress(OSError):
+                if fileio.exists(leftover):
+                    fileio.remove(leftover)
+        return None, None, 0
+    firsts = [len(starts) * k // parts for k in range(parts)]
+    bounds = [starts[i] if i < len(starts) else end for i in firsts] + [end]
+    splits = [Split(path, bounds[k], bounds[k + 1], 0, k, parts, plain=copy) for k in range(parts)]
+    return splits, bloom, len(starts)
+
+
+def _html_plain_pages(split: Split, counts: Counter, lang: str | None) -> Iterator[Page]:
+    """The records of a split of an Enterprise HTML dump's plain copy, as HtmlPages."""
+    dump = EnterpriseDump(split.path, lang=lang)
+    with fileio.open_read(split.plain) as f:
+        f.seek(split.start)
+        for number, line in enumerate(byte_lines(f, split.end - split.start), 1):
+            if line.strip():
+                counts["pages_read"] += 1
+                yield dump.page(dump.decode(line, split.plain, number), split.plain, number)
 
 
 def _plain_chunks(split: Split) -> Iterator[bytes]:
@@ -267,6 +300,9 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
     counts = counts if counts is not None else Counter()
     if split.whole_file:
         yield from _pages_of_part(split, counts, allow_truncated, lang)
+        return
+    if split.plain is not None and split.plain.endswith(".ndjson"):
+        yield from _html_plain_pages(split, counts, lang)
         return
     if split.plain is not None:
         chunks, shift = _plain_chunks(split), _plain_line_shift(split)

@@ -260,6 +260,9 @@ def test_vocab_command_progress_and_quiet(tmp_path):
     (SAMPLE_DUMP, ["--vocab-size", "200"]),
     # A real non-English dump, sampled below its size so that the sample chooses.
     ("frwiki-wikiplaintext-sample.xml.bz2", ["--vocab-size", "300", "--max-sentences", "400"]),
+    # Wikimedia Enterprise HTML (Parsoid pages): 1,000 of its 3,060 sentences.
+    ("../html/frwiki-NS0-20231123-ENTERPRISE-HTML-sample.json.tar.gz",
+     ["--vocab-size", "300", "--max-sentences", "1000"]),
 ])
 def test_vocab_workers_give_the_same_model(tmp_path, dump, extra):
     dump = dump if dump == SAMPLE_DUMP else wiki_file(dump)

@@ -114,6 +114,8 @@ def _add_live(counts: Counter, noted: list[int]) -> None:
 def _sample_split(split) -> tuple[Counter, list[tuple[int, str]]]:
     """One split's pages -> (its counts, its own sample): the work of one task of the pool."""
     from ..parse import parse_page
+    from ..records import HtmlPage
+    from ..text.parsoid import ParsoidCleaner
     from ..text.titles import TitleParser
     from ..text.wikitext import Cleaner, ParseOptions
     from ..reading.splits import read_split
@@ -124,7 +126,8 @@ def _sample_split(split) -> tuple[Counter, list[tuple[int, str]]]:
     def articles():
         for page in read_split(split, counts, config.allow_truncated, config.lang):
             if page.source not in cleaners:  # links are not resolved: sentences never need it
-                cleaners[page.source] = Cleaner(
+                kind = ParsoidCleaner if isinstance(page, HtmlPage) else Cleaner  # Enterprise HTML
+                cleaners[page.source] = kind(
                     TitleParser(_WORKER["sites"][page.source]), _WORKER["splitter"],
                     ParseOptions(keep_tables=config.keep_tables), resolve=None)
             article = parse_page(page, cleaners[page.source], config, counts)
@@ -170,8 +173,8 @@ def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 
     import multiprocessing
     import tempfile
 
-    from ..parse import iter_articles
-    from ..reading import DumpFile, expand_inputs
+    from ..parse import iter_articles, open_dump
+    from ..reading import expand_inputs
     from ..text.sentences import SentenceSplitter
 
     counts = counts if counts is not None else Counter()
@@ -183,7 +186,7 @@ def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 
         return sample_sentences(progress.articles(iter_articles(config, counts)), max_sentences,
                                 seed)
     paths = expand_inputs(config.inputs)
-    sites = {p: DumpFile(p, lang=config.lang).site for p in paths}
+    sites = {p: open_dump(p, lang=config.lang).site for p in paths}  # XML or Enterprise HTML
     texts = []
     if SentenceSplitter.needs_training_text(config.sentence_splitter):
         from ..parse import training_text

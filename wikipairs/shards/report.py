@@ -306,5 +306,6 @@ def built_tasks(stats: dict) -> list[str]:
     return [t for t in TASKS if t in stats.get("tasks", {})]
 
 
-__all__ = ["load_stats", "plot_stats", "plot_numbers", "build_identity", "plot_title", "pick_pairs", "format_pair", "stats_table", "built_tasks",
+__all__ = ["load_stats", "plot_stats", "plot_numbers", "build_identity", "plot_title",
+           "pick_pairs", "format_pair", "stats_table", "built_tasks",
            "length_summary", "ReportError"]

@@ -156,6 +156,8 @@ def test_the_title_names_wiki_and_dump_date_from_file_names():
 
     dated = "/data/dumps/elwiki-20240601-pages-articles-multistream.xml.bz2"
     assert (wiki_name([dated]), dump_date(dated)) == ("elwiki", "2024-06-01")
+    html = "/w/frwiki-NS0-20231123-ENTERPRISE-HTML-sample.json.tar.gz"
+    assert (wiki_name([html]), dump_date(html)) == ("frwiki", "2023-11-23")
     assert wiki_name(["/w/jawiki-sample.xml.bz2"]) == "jawiki"
     assert wiki_name(["/w/sample.xml.bz2"], "en") == "enwiki"
     identity = {"wiki": "elwiki", "dates": ["2024-06-01"], "tokens": "sentencepiece:el.model",

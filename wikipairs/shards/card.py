@@ -34,7 +34,8 @@ _TASK_NAMES = {"ict": "Inverse Cloze Task (ICT)", "bfs": "Body First Selection (
                "wlp": "Wiki Link Prediction (WLP)"}
 
 # Dump files keep Wikimedia's names: enwiki-20240601-pages-articles-multistream1.xml-p1p41242.bz2
-_DUMP_NAME = re.compile(r"^([a-z][a-z0-9_]*)-(\d{8}|latest)-")
+# and Enterprise HTML dumps theirs: frwiki-NS0-20231123-ENTERPRISE-HTML.json.tar.gz
+_DUMP_NAME = re.compile(r"^([a-z][a-z0-9_]*)-(?:NS\d+-)?(\d{8}|latest)-")
 _WIKI_WORD = re.compile(r"^([a-z][a-z0-9_]*(?:wiki|wiktionary|wikibooks|wikinews|wikiquote|"
                         r"wikisource|wikiversity|wikivoyage))(?=[-_.])")
 

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import nltk.data
+import pyarrow.parquet as pq
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
@@ -25,7 +26,8 @@ from wikipairs.errors import DumpError, TruncatedDumpError
 from wikipairs.pairs.quality import leaking_sentences
 from wikipairs.parse import ParseConfig, iter_articles, open_dump
 from wikipairs.reading.enterprise_html import (ENTERPRISE_HTML, XML, EnterpriseDump, input_kind,
-                                               plain_title, tar_members)
+                                               plain_title, site_of, tar_members)
+from wikipairs.reading.splits import plan_splits, prepare_file, read_split
 from wikipairs.records import HtmlPage
 from wikipairs.text.parsoid import ParsoidCleaner, drop_reason
 from wikipairs.text.sentences import SentenceSplitter
@@ -371,8 +373,6 @@ def test_drop_reasons_follow_parsoid_markers():
 def test_lists_follow_the_wikitext_rule():
     """Each list item is a paragraph of its own, nested items after their parent; a <p> is a
     paragraph; inline text in a <div> is one too."""
-    site = EnterpriseDump.__new__(EnterpriseDump)
-    from wikipairs.reading.enterprise_html import site_of
     titles = TitleParser(site_of({"in_language": {"identifier": "en"}}))
     cleaner = ParsoidCleaner(titles, SentenceSplitter.for_language("en", method="sentencex"))
     body = ('<section data-mw-section-id="0"><p>Intro text here.</p>'
@@ -434,7 +434,6 @@ def linked_records() -> dict[str, list[dict]]:
 
 
 def test_wikipairs_build_on_an_html_dump(tmp_path):
-    import pyarrow.parquet as pq
     dump = write_dump(tmp_path / "enwiki-NS0-20240101-ENTERPRISE-HTML.json.tar.gz", linked_records())
     outputs = []
     for workers in ("1", "2"):
@@ -465,7 +464,6 @@ def test_wikipairs_build_on_an_html_dump(tmp_path):
 
 def test_language_variants_show_one_variant():
     """zhwiki and other wikis with variants: Parsoid leaves -{...}- empty, its text in JSON."""
-    from wikipairs.reading.enterprise_html import site_of
     titles = TitleParser(site_of({"in_language": {"identifier": "zh"}}))
     cleaner = ParsoidCleaner(titles, SentenceSplitter.for_language("zh", method="sentencex"))
     two_way = json.dumps({"twoway": [{"l": "zh-tw", "t": "電腦"}, {"l": "zh-cn", "t": "计算机"}]})
@@ -481,7 +479,6 @@ def test_language_variants_show_one_variant():
 
 
 def test_splits_of_an_html_dump_are_byte_ranges_of_a_plain_copy(tmp_path):
-    from wikipairs.reading.splits import plan_splits, prepare_file, read_split
     path = write_dump(tmp_path / "multi.json.tar.gz",
                       {f"m{k}.ndjson": [record(f"Page {k} {i}", 10 * k + i, lead("x."),
                                                redirects=[{"name": f"Alias {k} {i}"}])

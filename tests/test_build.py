@@ -457,7 +457,8 @@ def test_stats_match_the_shards(gensim_build):
         assert s["mean_doc_tokens"] == pytest.approx(d / len(rows), abs=0.006)
         for fmt in ("parquet", "tfrecord"):
             assert sum(e["rows"] for e in manifest["shards"]
-                       if e["path"].startswith(task + "/") and e["format"] == fmt) == len(rows)
+                       if e["path"].startswith(f"{fmt}/{task}/") and e["format"] == fmt) \
+                == len(rows)
         assert stats["counters"].get(f"{task}_pairs") == len(rows)
     counters = stats["counters"]
     expected = {"pages_read": 206, "redirects": 100, "articles": 96,

@@ -64,7 +64,8 @@ def test_plot_numbers_match_the_shards(sample_build):
     """What the plot draws, recomputed straight from the Parquet files with numpy."""
     out, _ = sample_build
     limits = {"query": 64, "doc": 288}
-    numbers = plot_numbers(str(out), ["ict", "bfs", "wlp"], limits)
+    counters = json.loads((out / "stats.json").read_text())["counters"]
+    numbers = plot_numbers(str(out), ["ict", "bfs", "wlp"], limits, counters)
     page_edges = numbers["per_page"]["edges"]
     for task in ("ict", "bfs", "wlp"):
         files = sorted(out.glob(f"**/{task}/part-*.parquet"))
@@ -82,6 +83,11 @@ def test_plot_numbers_match_the_shards(sample_build):
             assert len(set(np.diff(edges[1:]))) == 1  # one width (the first bin may be shorter)
             expected, _ = np.histogram(np.minimum(lengths, edges[-1] - 1), bins=edges)
             assert got["counts"] == expected.tolist()
+        # What the shards cannot tell comes from the build's counters.
+        assert numbers["doc"]["tasks"][task]["cut"] == \
+            counters.get(f"{task}_doc_truncated", 0) / table.num_rows
+        assert numbers["query"]["tasks"][task]["left_out"] == \
+            counters.get(f"{task}_skipped_long_query", 0)
         page = table.column("query_page_id" if task == "wlp" else "doc_page_id").to_pylist()
         per_page = np.array(list(collections.Counter(page).values()))
         got = numbers["per_page"]["tasks"][task]
@@ -103,9 +109,10 @@ def test_the_plot_takes_the_builds_limits_and_names_its_model(tmp_path):
     identity = build_identity(str(out), stats)
     assert (identity["query"], identity["doc"], identity["seed"]) == (24, 40, 5)
     assert plot_title(identity) == "enwiki dump  ·  tokens: sentencepiece:tiny.model  ·  seed 5"
-    numbers = plot_numbers(str(out), ["ict", "bfs"], identity)
+    numbers = plot_numbers(str(out), ["ict", "bfs"], identity, stats["counters"])
     assert numbers["doc"]["limit"] == 40 and numbers["doc"]["edges"][-1] < 60
-    assert numbers["doc"]["tasks"]["bfs"]["at_limit"] > 0  # passages packed up to the cap
+    bfs = numbers["doc"]["tasks"]["bfs"]
+    assert bfs["cut"] > 0 and bfs["over_limit"] == 0  # cut to the limit, never past it
     png = tmp_path / "two.png"
     result = run_cli("stats", out, "--plot", png)
     assert result.returncode == 0, describe(result)

@@ -132,13 +132,18 @@ def build_identity(folder: str, stats: dict) -> dict:
             "doc": int(pairs.get("doc_max_tokens", 288))}
 
 
-def plot_numbers(folder: str, tasks: list[str], limits: dict[str, int]) -> dict:
+def plot_numbers(folder: str, tasks: list[str], limits: dict[str, int],
+                 counters: dict | None = None) -> dict:
     """Everything `plot_stats` draws, computed from the Parquet shards: for "query" and "doc",
     the shared bin edges and per task the lengths with framing (query_tokens + 2, doc_tokens +
     3, the units of `limits`), their count n, median, the share exactly at the limit and the
-    share over it (cut when the pairs are encoded), and the histogram; for "per_page" (pairs
-    per page: the query page for WLP, the document page otherwise), log-spaced edges and per
-    task n (pages), median and histogram."""
+    share over it (none in a build: it cuts documents to the limit and leaves longer queries
+    out), and the histogram; for "per_page" (pairs per page: the query page for WLP, the
+    document page otherwise), log-spaced edges and per task n (pages), median and histogram.
+    From the build's `counters` (stats.json), what the shards cannot tell: per task "cut",
+    the share of documents cut to the limit ({task}_doc_truncated / n), and "left_out", the
+    query sentences left out as too long ({task}_skipped_long_query)."""
+    counters = counters or {}
     columns = length_summary(folder, tasks)
     out: dict = {}
     for key in ("query", "doc"):
@@ -153,6 +158,11 @@ def plot_numbers(folder: str, tasks: list[str], limits: dict[str, int]) -> dict:
                 "at_limit": sum(v == limit for v in values) / n if n else 0.0,
                 "over_limit": sum(v > limit for v in values) / n if n else 0.0,
                 "counts": _histogram(values, edges, clip=True)}
+            if key == "doc":
+                cut = counters.get(f"{t}_doc_truncated", 0)
+                out[key]["tasks"][t]["cut"] = cut / n if n else 0.0
+            else:
+                out[key]["tasks"][t]["left_out"] = counters.get(f"{t}_skipped_long_query", 0)
     most = max((max(columns[t]["per_page"], default=0) for t in tasks), default=0)
     edges = _page_bins(most)
     out["per_page"] = {"edges": edges, "tasks": {
@@ -189,8 +199,10 @@ def plot_stats(folder: str, tasks: list[str], path: str, stats: dict | None = No
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
 
-    identity = build_identity(folder, stats if stats is not None else load_stats(folder))
-    data = plot_numbers(folder, tasks, {"query": identity["query"], "doc": identity["doc"]})
+    stats = stats if stats is not None else load_stats(folder)
+    identity = build_identity(folder, stats)
+    data = plot_numbers(folder, tasks, {"query": identity["query"], "doc": identity["doc"]},
+                        stats.get("counters"))
     colors = {"ict": "#1f77b4", "bfs": "#2ca02c", "wlp": "#d62728"}
     rows = max(1, len(tasks))
     fig, axes = plt.subplots(rows, 3, figsize=(13, 2.6 * rows + 0.9), squeeze=False,
@@ -242,8 +254,14 @@ def plot_stats(folder: str, tasks: list[str], path: str, stats: dict | None = No
             else:
                 limit = part["limit"]
                 ax.axvline(limit, color="black", linewidth=1.3, label=f"limit {limit}")
-                ax.text(0.03, 0.95, f"{total:,} pairs\nat limit {_percent(numbers['at_limit'])}"
-                        f"\nover (cut) {_percent(numbers['over_limit'])}",
+                lines = [f"{total:,} pairs", f"at the limit {_percent(numbers['at_limit'])}"]
+                if key == "doc":
+                    lines.append(f"cut to it {_percent(numbers['cut'])}")
+                else:
+                    lines.append(f"longer, left out: {numbers['left_out']:,}")
+                if numbers["over_limit"]:  # not from a build of this version
+                    lines.append(f"over it {_percent(numbers['over_limit'])}")
+                ax.text(0.03, 0.95, "\n".join(lines),
                         transform=ax.transAxes, ha="left", va="top", fontsize=8, bbox=box,
                         zorder=5)
                 ax.set_xlim(0, edges[-1])

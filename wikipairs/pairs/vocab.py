@@ -4,7 +4,8 @@ Pure Python on top of `sentencepiece` (no Beam, no TensorFlow). The ids of the s
 fixed: [PAD]=0, [CLS]=1, [SEP]=2, [MASK]=3, [UNK]=4, then the learned pieces.
 
 - `sample_sentences`: a deterministic, order-independent sample of an article stream, in
-  O(max_sentences) memory.
+  O(max_sentences) memory; `sample_dump_sentences`: the same sample of a dump, taken on many
+  processes (`wikipairs vocab --workers`).
 - `train_vocab`: a byte-for-byte reproducible model file (`.model`, plus the `.vocab` listing next
   to it), written under a temporary name and renamed when complete.
 - `Tokenizer`: [CLS]/[SEP] framing and truncation; picklable, so it can ship to Beam workers.
@@ -89,8 +90,6 @@ def sample_sentences(articles: Iterable[Article], max_sentences: int, seed: int)
 
 SPLITS_PER_WORKER = 4  # files without an index: parts per worker, so that the parts balance
 _WORKER: dict = {}  # the state a sampling process gets once (_init_worker)
-
-
 LIVE_EVERY = 20  # pages between a worker's additions to the shared pages/sentences read
 LIVE_WAIT = 1.0  # seconds the main process waits for a split before it looks at those counts
 

@@ -84,8 +84,8 @@ def _common(f):
     """Options shared by pretrain and finetune (applied bottom-up, so listed in reverse)."""
     options = [
         click.option("--data", "-d", "data", multiple=True, metavar="DIR",
-                     help="Folder of pair shards (DIR/<task>/part-*), e.g. a `wikipairs build` "
-                          "output; repeatable."),
+                     help="Folder of pair shards (DIR/{parquet,tfrecord}/<task>/part-*), e.g. a "
+                          "`wikipairs build` output; repeatable."),
         click.option("--output", "-o", metavar="DIR",
                      help="Run folder: checkpoints, logs, model.weights.h5, model_config.json, "
                           "train_config.json, spm.model. Running the same command again "

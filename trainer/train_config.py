@@ -40,7 +40,7 @@ class TrainConfig:
     """Settings of one run. None means: the mode's default (`MODE_DEFAULTS`) or, for tasks, every
     task found in the data folders.
 
-    data: folders of pair shards (DIR/<task>/part-*), several allowed.
+    data: folders of pair shards (DIR/{parquet,tfrecord}/<task>/part-*), several allowed.
     output: run folder (checkpoints, logs and the final model).
     model: a named ModelConfig (tiny, small, base, bow) or a model_config.json path;
         model_overrides: ModelConfig fields to change (e.g. {"max_doc_len": 128}).

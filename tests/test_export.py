@@ -22,7 +22,7 @@ import pytest
 
 from conftest import NLTK_DATA, assert_one_line_error, describe, run_cli
 from wikipairs.export.output import MARKER
-from wikipairs.export.rows import derive_doc_id
+from wikipairs.pairs.tasks import doc_id
 from wikipairs.export.st import frame_document
 from wikipairs.shards.report import task_shards
 
@@ -51,7 +51,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def doc_ids(rows: list[dict]) -> list[str]:
     """The doc_id each row must be exported with: the shard's, or derived in older builds."""
-    return [r.get("doc_id") or derive_doc_id(r["doc_title"], r["doc_text"]) for r in rows]
+    return [r.get("doc_id") or doc_id(r["doc_title"], r["doc_text"]) for r in rows]
 
 
 @pytest.fixture(scope="module")

@@ -2,13 +2,13 @@
 
 Shards are found only through `wikipairs.shards.report.task_shards` (DIR/parquet/<task>/ or, in
 older builds, DIR/<task>/) and read one row group at a time, so memory is bounded by a row group,
-not by the build. Builds before `doc_id` have it derived here (`derive_doc_id`); the query id of
+not by the build. Builds before `doc_id` have it derived here by the build's own rule
+(`wikipairs.pairs.tasks.doc_id`); the query id of
 a pair is its `pair_id` (one query sentence instance per pair: a WLP query page gives each linking
 document its own seeded sentence).
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Iterator
 
 import pyarrow as pa
@@ -16,18 +16,12 @@ import pyarrow.parquet as pq
 
 from .. import fileio
 from ..errors import WikipairsError
-from ..pairs.tasks import TASKS
+from ..pairs.tasks import TASKS, doc_id
 from ..shards.report import built_tasks, load_stats, task_shards
 
 
 class ExportError(WikipairsError):
     pass
-
-
-def derive_doc_id(title: str, text: str) -> str:
-    """The id of a document for builds whose shards have no `doc_id` column: 16 hex digits of
-    sha1(title, newline, text), the exact document text (same text, same id, in any task)."""
-    return hashlib.sha1(f"{title}\n{text}".encode("utf-8")).hexdigest()[:16]
 
 
 def with_ids(table: pa.Table) -> pa.Table:
@@ -36,7 +30,7 @@ def with_ids(table: pa.Table) -> pa.Table:
     as it is."""
     names = table.column_names
     if "doc_id" not in names and {"doc_title", "doc_text"} <= set(names):
-        ids = [derive_doc_id(t, x) for t, x in zip(table.column("doc_title").to_pylist(),
+        ids = [doc_id(t, x) for t, x in zip(table.column("doc_title").to_pylist(),
                                                     table.column("doc_text").to_pylist())]
         table = table.append_column("doc_id", pa.array(ids, pa.string()))
     if "query_id" not in names and "pair_id" in names:

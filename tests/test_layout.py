@@ -134,3 +134,32 @@ def test_beam_is_the_build_extra(tmp_path):
     assert lines == ["wikipairs: error: 'wikipairs build' needs apache_beam, which is not "
                      "installed: pip install 'wikipairs[beam]'"], lines
     assert not (tmp_path / "pairs" / "manifest.json").exists()
+
+
+def test_a_reader_only_install_pulls_neither_tensorflow_nor_beam():
+    """`pip install wikipairs` without extras (parse, vocab, verify, stats, show, download,
+    export to jsonl/tevatron/beir): the closure of its requirements, as this environment's
+    installed metadata declares them, holds neither TensorFlow, Keras, JAX nor Apache Beam."""
+    import importlib.metadata as metadata
+    import re
+
+    def name(requirement: str) -> str:
+        return re.split(r"[\s;\[<>=!~(]", requirement, 1)[0].lower().replace("_", "-")
+
+    def base(requirements) -> list[str]:  # those not under an extra marker
+        return [r for r in requirements or () if "extra ==" not in r.replace('"', "'")
+                and "extra==" not in r]
+
+    seen, todo = set(), [name(r) for r in base(metadata.requires("wikipairs"))]
+    while todo:
+        package = todo.pop()
+        if package in seen:
+            continue
+        seen.add(package)
+        try:
+            todo += [name(r) for r in base(metadata.requires(package))]
+        except metadata.PackageNotFoundError:
+            pass  # an environment marker left it out here (another platform's dependency)
+    assert {"mwxml", "pyarrow", "numpy"} <= seen, seen  # the walk reaches transitive ones
+    heavy = {"tensorflow", "tensorflow-text", "keras", "jax", "apache-beam", "torch"}
+    assert not seen & heavy, sorted(seen & heavy)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from wikipairs.special_tokens import NUM_SPECIAL_TOKENS
 
 ENCODERS = ("transformer", "bow")
+# the batch field of the clean-negative keys (trainer.data makes it, TwoTower.compute_loss reads it)
+NEGATIVE_KEYS = "negative_keys"
 
 # name -> overrides of the ModelConfig defaults
 NAMED_CONFIGS: dict[str, dict] = {

@@ -37,18 +37,18 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from wikipairs.errors import WikipairsError
-from wikipairs.export.rows import derive_doc_id
 from wikipairs.shards.layout import SUFFIXES, find_task_shards
 from wikipairs.readahead import prefetched
 
 from wikipairs.special_tokens import PAD_ID, SEP_ID
+
+from .configs import NEGATIVE_KEYS
 
 TASKS = ("ict", "bfs", "wlp")
 SPLITS = ("train", "eval", "all")
 FORMATS = ("tfrecord", "parquet")
 EVAL_PERCENT = 5
 ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
-NEGATIVE_KEYS = "negative_keys"  # the batch field of the clean-negative keys
 KEY_COLUMNS = ("doc_id", "doc_title", "doc_text", "lang", "doc_page_id", "doc_passage", "query")
 PREFETCH_BATCHES = 2  # make_batches on Parquet: batches a thread makes ahead (readahead.prefetched)
 
@@ -249,6 +249,8 @@ def negative_keys(batch) -> np.ndarray:
     """int32 [N, 3, 2]: the clean-negative keys (document, passage, query) of a pyarrow batch or
     table of pairs (see the module docstring). A key whose columns the shard lacks is the
     pair_id's hash (unique: nothing is masked by it)."""
+    from wikipairs.pairs.tasks import doc_id
+
     names = set(batch.schema.names)
 
     def col(name):
@@ -257,8 +259,8 @@ def negative_keys(batch) -> np.ndarray:
     pair = col("pair_id")
     if "doc_id" in names:
         doc = _hash64(col("doc_id"))
-    elif {"doc_title", "doc_text"} <= names:  # the doc_id newer builds write, derived
-        doc = _hash64(derive_doc_id(t, x) for t, x in zip(col("doc_title"), col("doc_text")))
+    elif {"doc_title", "doc_text"} <= names:  # older builds: the doc_id by the build's rule
+        doc = _hash64(doc_id(t, x) for t, x in zip(col("doc_title"), col("doc_text")))
     else:
         doc = _hash64(pair)
     if {"doc_page_id", "doc_passage"} <= names:

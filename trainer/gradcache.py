@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import keras
 
-from .data import NEGATIVE_KEYS
+from .configs import NEGATIVE_KEYS
 from .losses import cross_replica_in_batch_loss
 
 

@@ -11,8 +11,7 @@ from keras import layers, ops
 
 from wikipairs.special_tokens import CLS_ID, MASK_ID, NUM_SPECIAL_TOKENS, PAD_ID, SEP_ID
 
-from .configs import ModelConfig, get_config
-from .data import NEGATIVE_KEYS
+from .configs import NEGATIVE_KEYS, ModelConfig, get_config
 from .losses import cross_replica_in_batch_loss
 
 

@@ -60,7 +60,8 @@ def _bench(*args, timeout=300):
 def test_benchmark_runs_on_jax_without_tensorflow():
     result = _bench("--config", "bow", "--backend", "jax", "--batch", "8", "--steps", "3",
                     "--warmup", "1", "--no-tensorflow", "--peak-tflops", "1e-4", "--model-opt",
-                    "dropout=0", "--model-opt", "embedding_dim=256", "--xla-flops", "--json")
+                    "dropout=0", "--model-opt", "embedding_dim=256", "--xla-flops",
+                    "--chunk-size", "4", "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.strip().splitlines()
     r = json.loads(lines[-1])
@@ -69,6 +70,7 @@ def test_benchmark_runs_on_jax_without_tensorflow():
     assert r["model_overrides"] == {"dropout": 0, "embedding_dim": 256}
     assert r["flops_terms"]["in_batch_scores"] == 6 * 8 * 256  # the override reached the model
     assert r["examples_per_s"] > 0 and r["steps"] == 3
+    assert r["chunk_size"] == 4 and r["peak_rss_mb"] > r["rss_before_fit_mb"] > 0  # GradCache
     flops = sum(v for k, v in r["flops_terms"].items() if not k.endswith("_params"))
     assert r["peak_tflops"] == 1e-4  # 0.1 GFLOP/s, so that the MFU's rounding does not matter
     assert r["mfu"] == pytest.approx(flops * r["examples_per_s"] / 1e8, rel=1e-3), r
@@ -80,6 +82,7 @@ def test_benchmark_runs_on_jax_without_tensorflow():
     (["--model-opt", "no_such_field=1"], "bad --model-opt"),
     (["--model-opt", "dropout"], "expected KEY=VALUE"),
     (["--backend", "tensorflow", "--xla-flops"], "--xla-flops needs --backend jax"),
+    (["--batch", "8", "--chunk-size", "3"], "--chunk-size must be >= 1 and divide --batch"),
 ])
 def test_benchmark_bad_options_say_why(args, message):
     result = _bench("--config", "bow", "--backend", "jax", *args, timeout=120)

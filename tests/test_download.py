@@ -45,6 +45,7 @@ class DumpServer:
         self.drops: dict[str, int] = {}
         self.stalls: dict[str, int] = {}  # path -> bytes sent before the server goes silent
         self.range_support = True
+        self.head_lengths: dict[str, int] = {}  # path -> Content-Length a HEAD answers
         self.requests: list[tuple[str, str | None]] = []
         self.lock = threading.Lock()
         dump = self
@@ -54,6 +55,16 @@ class DumpServer:
 
             def log_message(self, *args):  # quiet
                 pass
+
+            def do_HEAD(self):
+                path = self.path.split("?")[0]
+                with dump.lock:
+                    dump.requests.append((path, "HEAD"))
+                    body = dump.routes.get(path)
+                    length = dump.head_lengths.get(path, len(body or b""))
+                self.send_response(200 if body is not None else 404)
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
 
             def do_GET(self):
                 path = self.path.split("?")[0]
@@ -110,8 +121,8 @@ class DumpServer:
         self.httpd.server_close()
 
     def gets(self, name: str) -> list[str | None]:
-        """Range headers of the requests for file `name` (None: no Range)."""
-        return [r for path, r in self.requests if path.endswith("/" + name)]
+        """Range headers of the GET requests for file `name` (None: no Range)."""
+        return [r for path, r in self.requests if path.endswith("/" + name) and r != "HEAD"]
 
 
 @pytest.fixture
@@ -498,3 +509,138 @@ def test_progress_bar_on_a_terminal_only(server, tmp_path, monkeypatch):
         else:
             assert MULTISTREAM in terminal.getvalue() and "100%" in terminal.getvalue()
     assert f"{INDEX}: sha1 ok" in lines
+
+
+# ---- Enterprise HTML dumps (--files enterprise-html) --------------------------------------------
+
+HTML_RUNS = "/other/enterprise_html/runs"
+HTML = f"frwiki-NS0-{DATE}-ENTERPRISE-HTML.json.tar.gz"
+
+
+def html_payload(name: str) -> bytes:
+    return random.Random(name).randbytes(250_000)
+
+
+def publish_html(server: DumpServer, date: str = DATE, wikis: tuple[str, ...] = ("frwiki",),
+                 sums: str | None = None) -> None:
+    """A run folder of Enterprise HTML dumps as Wikimedia publishes it (an nginx index of
+    WIKI-NS0-DATE-ENTERPRISE-HTML.json.tar.gz files, no checksum listing), plus `sums` (a
+    checksum file name) where given."""
+    names = [f"{wiki}-NS{ns}-{date}-ENTERPRISE-HTML.json.tar.gz" for wiki in wikis
+             for ns in (0, 14)]
+    for name in names:
+        server.routes[f"{HTML_RUNS}/{date}/{name}"] = html_payload(name)
+    if sums:
+        server.routes[f"{HTML_RUNS}/{date}/{sums}"] = "".join(
+            f"{hashlib.md5(html_payload(n)).hexdigest()}  {n}\n" for n in names).encode()
+        names.append(sums)
+    rows = "".join(f'<a href="{n}">{n}</a>   23-Nov-2023 10:00   123\n' for n in names)
+    server.routes[f"{HTML_RUNS}/{date}/"] = (
+        f'<html><body><pre><a href="../">../</a>\n{rows}</pre></body></html>').encode()
+
+
+def test_enterprise_html_download_is_resumed_and_checked_by_size(server, tmp_path):
+    publish_html(server)
+    data = html_payload(HTML)
+    third = len(data) // 3
+    (tmp_path / f"{HTML}.part").write_bytes(data[:third])
+    result = run_download("--wiki", "frwiki", "--date", DATE, "--dest", tmp_path,
+                          "--files", "enterprise-html", base_url=server.url, fresh=True)
+    assert result.returncode == 0, describe(result)
+    assert (tmp_path / HTML).read_bytes() == data
+    assert server.gets(HTML) == [f"bytes={third}-"]  # resumed where the part ends
+    manifest = json.loads((tmp_path / "download.json").read_text())
+    assert manifest["job"] == "enterprise-html" and manifest["verified_with"] == ["size"]
+    assert manifest["run_url"] == f"{server.url}{HTML_RUNS}/{DATE}/"
+    [entry] = manifest["files"]
+    assert entry == {"name": HTML, "size": len(data), "sha1": hashlib.sha1(data).hexdigest(),
+                     "md5": None, "url": f"{server.url}{HTML_RUNS}/{DATE}/{HTML}",
+                     "sha256": hashlib.sha256(data).hexdigest(), "verified_with": "size"}
+    assert "no published checksum; sha256 recorded" in result.stdout, describe(result)
+    assert "1 files" in result.stdout and "1 downloaded" in result.stdout, describe(result)
+    # again: complete, not requested again
+    server.requests.clear()
+    result = run_download("--wiki", "frwiki", "--date", DATE, "--dest", tmp_path,
+                          "--files", "enterprise-html", base_url=server.url)
+    assert result.returncode == 0 and server.gets(HTML) == [], describe(result)
+    assert "1 already complete" in result.stdout, describe(result)
+
+
+def test_enterprise_html_dropped_connection_and_wrong_size(server, tmp_path):
+    publish_html(server)
+    url = f"{HTML_RUNS}/{DATE}/{HTML}"
+    server.drops[url] = 100_000
+    args = ("--wiki", "frwiki", "--date", DATE, "--files", "enterprise-html")
+    result = run_download(*args, "--dest", tmp_path / "a", base_url=server.url)
+    assert result.returncode == 0, describe(result)
+    assert server.gets(HTML) == [None, "bytes=100000-"]
+    assert (tmp_path / "a" / HTML).read_bytes() == html_payload(HTML)
+
+    # the server sends other bytes than the size it announced: a mismatch, never the final name
+    server.routes[url] += b"late"
+    server.head_lengths[url] = len(html_payload(HTML))
+    result = run_download(*args, "--dest", tmp_path / "b", base_url=server.url)
+    assert_one_line_error(result, HTML, "checksum mismatch", "size 250,004 instead of 250,000")
+    assert not (tmp_path / "b" / HTML).exists() and (tmp_path / "b" / f"{HTML}.bad").exists()
+    assert not (tmp_path / "b" / "download.json").exists()
+
+
+def test_enterprise_html_uses_a_published_checksum_where_there_is_one(server, tmp_path):
+    publish_html(server, sums=f"enterprise-html-{DATE}-md5sums.txt")
+    url = f"{HTML_RUNS}/{DATE}/{HTML}"
+    good = server.routes[url]
+    server.routes[url] = good[:10] + bytes(b ^ 1 for b in good[10:20]) + good[20:]  # same size
+    result = run_download("--wiki", "frwiki", "--date", DATE, "--dest", tmp_path,
+                          "--files", "enterprise-html", base_url=server.url)
+    assert_one_line_error(result, HTML, "checksum mismatch", hashlib.md5(good).hexdigest())
+    server.routes[url] = good
+    result = run_download("--wiki", "frwiki", "--date", DATE, "--dest", tmp_path,
+                          "--files", "enterprise-html", base_url=server.url)
+    assert result.returncode == 0, describe(result)
+    manifest = json.loads((tmp_path / "download.json").read_text())
+    assert manifest["verified_with"] == ["md5"]
+    assert manifest["files"][0]["md5"] == hashlib.md5(good).hexdigest()
+    assert manifest["files"][0]["sha256"] == hashlib.sha256(good).hexdigest()
+
+
+def test_enterprise_html_latest(server, tmp_path):
+    server.routes[f"{HTML_RUNS}/"] = (
+        b'<html><pre><a href="../">../</a>\n<a href="20231101/">20231101/</a>\n'
+        b'<a href="20240501/">20240501/</a>\n<a href="20240520/">20240520/</a>\n</pre></html>')
+    publish_html(server, "20240520", wikis=("enwiki",))  # newest: no frwiki yet
+    publish_html(server, DATE)
+    result = run_download("--wiki", "frwiki", "--date", "latest", "--dest", tmp_path,
+                          "--files", "enterprise-html", "--quiet", base_url=server.url)
+    assert result.returncode == 0, describe(result)
+    assert (tmp_path / HTML).read_bytes() == html_payload(HTML)
+    assert json.loads((tmp_path / "download.json").read_text())["date"] == DATE
+
+
+@pytest.mark.parametrize("date, wiki, fragments", [
+    ("20240502", "frwiki", ["no Enterprise HTML dump run 20240502", "HTTP 404"]),
+    (DATE, "dewiki", ["no Enterprise HTML dump of dewiki in run 20240501", "does not list"]),
+])
+def test_enterprise_html_missing_run_or_wiki(server, tmp_path, date, wiki, fragments):
+    publish_html(server)
+    result = run_download("--wiki", wiki, "--date", date, "--dest", tmp_path,
+                          "--files", "enterprise-html", base_url=server.url, fresh=True)
+    assert_one_line_error(result, *fragments)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_enterprise_html_has_no_parts(tmp_path):
+    result = run_download("--wiki", "frwiki", "--dest", tmp_path, "--files", "enterprise-html",
+                          "--parts")
+    assert_one_line_error(result, "--parts", "enterprise-html")
+
+
+def test_parse_checksums():
+    from wikipairs.download.enterprise import listed_names, parse_checksums
+
+    name = HTML
+    text = f"{'a' * 32}  {name}\n{'b' * 40} *{name}\n{'c' * 32}  other.tar.gz\n"
+    assert parse_checksums(text, name) == {"md5": "a" * 32, "sha1": "b" * 40}
+    assert parse_checksums(f"{'d' * 64}\n", name, sidecar=True) == {"sha256": "d" * 64}
+    assert parse_checksums(f"{'d' * 64}\n", name) == {}
+    assert listed_names('<a href="../">../</a><a href="./x%2By.gz">x</a><a href="20240501/">') \
+        == ["x+y.gz"]

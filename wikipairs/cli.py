@@ -478,7 +478,9 @@ def _base_url_option(ctx, param, value: str) -> str:
 @click.option("--files", "file_set", default="multistream", show_default=True,
               type=click.Choice(FILE_SETS),
               help="multistream: pages-articles-multistream.xml.bz2 and its index; "
-                   "articles: pages-articles.xml.bz2.")
+                   "articles: pages-articles.xml.bz2; enterprise-html: the Wikimedia "
+                   "Enterprise HTML dump WIKI-NS0-DATE-ENTERPRISE-HTML.json.tar.gz "
+                   "(other/enterprise_html/runs/DATE/).")
 @click.option("--parts", is_flag=True,
               help="The split parts (...1.xml-p1p41242.bz2, ...) instead of the recombined file.")
 @click.option("--base-url", default=DEFAULT_BASE_URL, show_default=True,
@@ -489,7 +491,8 @@ def _base_url_option(ctx, param, value: str) -> str:
               help="Seconds to wait for a connection or for more data.")
 @verbosity_options()
 def download(wiki, date, dest, file_set, parts, base_url, retries, timeout, quiet, verbose):
-    """Download a dump's pages-articles files, resumably, verified against dumpstatus.json."""
+    """Download a dump's pages-articles files, resumably, verified against dumpstatus.json (or
+    an Enterprise HTML dump, verified by its size: its runs publish no checksum)."""
     from .download import DownloadConfig, download as run_download
 
     config = DownloadConfig(wiki=wiki, date=date, dest=dest, files=file_set, base_url=base_url,

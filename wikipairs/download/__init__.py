@@ -1,7 +1,9 @@
 """`wikipairs download`: fetch a Wikipedia dump's pages-articles files, resumably and verified.
 
 The run and its files come from the dump's dumpstatus.json (`dumps`: which job `--files`,
-`--parts` and `--date latest` mean). Each file goes to `DEST/NAME.part`, resumed and retried
+`--parts` and `--date latest` mean); with `--files enterprise-html`, the wiki's Wikimedia
+Enterprise HTML dump of that run from its run folder (`enterprise`: no published checksum, so
+the size is checked and the sha256 recorded). Each file goes to `DEST/NAME.part`, resumed and retried
 (`http`), is hashed while it arrives (sha1, or md5 where dumpstatus.json has no sha1:
 `checksums`) and is renamed to `DEST/NAME` only when the checksum matches. A mismatch renames the
 part to `DEST/NAME.bad` (kept for inspection, replaced by the next mismatch; the next run
@@ -27,6 +29,7 @@ from typing import Callable
 
 from . import manifest
 from .checksums import hash_file, mismatch
+from .enterprise import resolve_enterprise_run
 from .dumps import (DEFAULT_BASE_URL, FILE_SETS, JOBS, WIKI_NAME, DumpRun, RemoteFile,
                     choose_job, dumpstatus_url, remote_files, resolve_run, run_dates, valid_date)
 from .errors import (ChecksumError, DownloadError, DumpNotFoundError, DumpNotReadyError,
@@ -46,7 +49,7 @@ class DownloadConfig:
     wiki: str
     date: str  # YYYYMMDD or "latest"
     dest: str
-    files: str = "multistream"  # one of FILE_SETS
+    files: str = "multistream"  # one of FILE_SETS; "enterprise-html": enterprise.py
     base_url: str = DEFAULT_BASE_URL
     parts: bool = False  # the split parts, not the recombined file
     retries: int = 5
@@ -66,8 +69,11 @@ def download(config: DownloadConfig) -> dict:
     client = Client(config.retries, config.timeout, (BACKOFF_FIRST, BACKOFF_MAX), echo,
                     config.sleep)
     try:
-        run = resolve_run(client, config.base_url, config.wiki, config.date, config.files,
-                          config.parts)
+        if config.files == "enterprise-html":
+            run = resolve_enterprise_run(client, config.base_url, config.wiki, config.date)
+        else:
+            run = resolve_run(client, config.base_url, config.wiki, config.date, config.files,
+                              config.parts)
         try:
             os.makedirs(config.dest, exist_ok=True)
         except OSError as e:
@@ -79,9 +85,9 @@ def download(config: DownloadConfig) -> dict:
         outcome = {"downloaded": [], "skipped": []}
         entries = []
         for file in run.files:
-            how, sha1 = fetch_file(client, file, config.dest, config.quiet)
+            how, digests = fetch_file(client, file, config.dest, config.quiet)
             outcome[how].append(file.name)
-            entries.append(manifest.entry(config.dest, file, sha1))
+            entries.append(manifest.entry(config.dest, file, digests))
     finally:
         client.close()
     written = manifest.write(manifest_path, run, entries, config.date, config.files,
@@ -91,8 +97,11 @@ def download(config: DownloadConfig) -> dict:
 
 def _check(config: DownloadConfig) -> None:
     """The CLI checks its options too; this is for callers of the API."""
-    if config.files not in JOBS:
+    if config.files not in FILE_SETS:
         raise DownloadError(f"--files must be one of {', '.join(FILE_SETS)}, not {config.files!r}")
+    if config.parts and config.files not in JOBS:
+        raise DownloadError(f"--parts is for the XML dumps' split files, not --files "
+                            f"{config.files}")
     if not WIKI_NAME.match(config.wiki):
         raise DownloadError(f"--wiki: expected a wiki database name like enwiki, "
                             f"not {config.wiki!r}")
@@ -106,39 +115,47 @@ def _check(config: DownloadConfig) -> None:
 
 
 def fetch_file(client: Client, file: RemoteFile, dest: str, quiet: bool = False
-               ) -> tuple[str, str]:
+               ) -> tuple[str, dict]:
     """Download `file` into `dest` (see the module doc).
 
-    Returns ("skipped" or "downloaded", the file's sha1)."""
+    Returns ("skipped" or "downloaded", the file's digests: {"sha1": hex, "sha256": hex where
+    recorded})."""
     final = os.path.join(dest, file.name)
     part, bad = final + ".part", final + ".bad"
     algorithm = file.checksum[0]
-    sha1 = _already_complete(client, file, final, bad)
-    if sha1:
-        return "skipped", sha1
-    hashes = fetch_part(client, file, part, algorithm == "md5", quiet)
+    digests = _already_complete(client, file, final, bad)
+    if digests:
+        return "skipped", digests
+    hashes = fetch_part(client, file, part, quiet)
     wrong = mismatch(hashes, file)
     if wrong:
         _replace(part, bad)
         raise ChecksumError(f"{file.name}: checksum mismatch ({wrong}); the bytes are kept in "
                             f"{bad} (delete it and run again, or try another --base-url)")
     _replace(part, final)
-    client.echo(f"{file.name}: {algorithm} ok")
-    return "downloaded", hashes.sha1.hexdigest()
+    client.echo(f"{file.name}: {_checked(file)} ok")
+    return "downloaded", hashes.digests()
 
 
-def _already_complete(client: Client, file: RemoteFile, final: str, bad: str) -> str | None:
-    """The sha1 of `final` when it is already `file`; a wrong one is moved to `bad` (None)."""
+def _checked(file: RemoteFile) -> str:
+    """What was checked: "sha1", or "size (no published checksum; sha256 recorded)"."""
+    algorithm = file.checksum[0]
+    return (f"size {file.size:,} (no published checksum; sha256 recorded)"
+            if algorithm == "size" else algorithm)
+
+
+def _already_complete(client: Client, file: RemoteFile, final: str, bad: str) -> dict | None:
+    """The digests of `final` when it is already `file`; a wrong one is moved to `bad` (None)."""
     if not os.path.isfile(final):
         return None
-    algorithm = file.checksum[0]
     if file.size is None or os.path.getsize(final) == file.size:
-        hashes = hash_file(final, algorithm == "md5")
+        hashes = hash_file(final, *file.wants)
         if mismatch(hashes, file) is None:
-            client.echo(f"{file.name}: already complete ({algorithm} ok), skipped")
-            return hashes.sha1.hexdigest()
+            client.echo(f"{file.name}: already complete ({_checked(file)} ok), skipped")
+            return hashes.digests()
     _replace(final, bad)
-    client.echo(f"{file.name}: the existing file does not match dumpstatus.json; "
+    client.echo(f"{file.name}: the existing file does not match "
+                f"{'its size' if file.checksum[0] == 'size' else 'the published checksum'}; "
                 f"moved to {os.path.basename(bad)}, downloading again")
     return None
 
@@ -154,4 +171,4 @@ __all__ = ["DownloadConfig", "DownloadError", "DumpNotFoundError", "DumpNotReady
            "ChecksumError", "NetworkError", "RemoteFile", "DumpRun", "download", "fetch_file",
            "valid_date", "WIKI_NAME", "human_size", "MANIFEST", "FILE_SETS", "resolve_run",
            "run_dates", "choose_job", "remote_files", "dumpstatus_url", "DEFAULT_BASE_URL",
-           "BACKOFF_FIRST", "BACKOFF_MAX"]
+           "BACKOFF_FIRST", "BACKOFF_MAX", "resolve_enterprise_run"]

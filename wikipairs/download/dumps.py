@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # http imports this module (RemoteFile); resolving only calls
     from .http import Client
 
 DEFAULT_BASE_URL = "https://dumps.wikimedia.org"
-FILE_SETS = ("multistream", "articles")
+FILE_SETS = ("multistream", "articles", "enterprise-html")  # the last: download/enterprise.py
 # --files -> (recombined job, job of the parts; the parts job is the whole dump of small wikis)
 JOBS = {"multistream": ("articlesmultistreamdumprecombine", "articlesmultistreamdump"),
         "articles": ("articlesdumprecombine", "articlesdump")}
@@ -49,11 +49,25 @@ class RemoteFile:
     size: int | None
     sha1: str | None
     md5: str | None
+    sha256: str | None = None
+    # also hash with sha256 (download.json records it): Enterprise HTML dumps, whose runs
+    # publish no checksum, so that the file can be checked again later
+    record_sha256: bool = False
 
     @property
-    def checksum(self) -> tuple[str, str]:
-        """(algorithm, expected hex digest): sha1 where known, else md5."""
-        return ("sha1", self.sha1) if self.sha1 else ("md5", self.md5)
+    def checksum(self) -> tuple[str, str | None]:
+        """(algorithm, expected hex digest): sha1 where known, else sha256, else md5; ("size",
+        None) where nothing is published (only the size is checked)."""
+        for algorithm in ("sha1", "sha256", "md5"):
+            if getattr(self, algorithm):
+                return algorithm, getattr(self, algorithm)
+        return "size", None
+
+    @property
+    def wants(self) -> tuple[bool, bool]:
+        """(md5, sha256): which hashes besides sha1 to compute while the bytes arrive."""
+        algorithm = self.checksum[0]
+        return algorithm == "md5", algorithm == "sha256" or self.record_sha256
 
 
 @dataclass

@@ -81,15 +81,30 @@ class Client:
 
     def get_text(self, url: str) -> tuple[int, str]:
         """(HTTP status, body) of a small page, retrying connection errors and 5xx/429."""
+        response = self._request("GET", url)
+        return response.status_code, response.content.decode("utf-8", "replace")
+
+    def head_size(self, url: str) -> tuple[int, int | None]:
+        """(HTTP status, Content-Length or None) of a file, without its body (HEAD)."""
+        response = self._request("HEAD", url)
+        length = response.headers.get("Content-Length", "")
+        return response.status_code, int(length) if length.strip().isdigit() else None
+
+    def _request(self, method: str, url: str):
+        """The answer to a body-less or small request, retrying connection errors and 5xx/429."""
         import requests
 
         attempt = 0
         while True:
             try:
-                response = self.session.get(url, timeout=self.timeout)
+                response = self.session.request(method, url, timeout=self.timeout,
+                                                allow_redirects=True,
+                                                headers={"Accept-Encoding": "identity"}
+                                                if method == "HEAD" else None)
                 if response.status_code in (429,) or response.status_code >= 500:
                     raise _Retryable(f"HTTP {response.status_code}")
-                return response.status_code, response.content.decode("utf-8", "replace")
+                response.content  # the whole body, inside the retries
+                return response
             except (requests.RequestException, _Retryable) as e:
                 reason = _reason(e, self.timeout)
                 attempt += 1
@@ -104,15 +119,14 @@ class Client:
 
 # ---- one file into its .part --------------------------------------------------------------------
 
-def fetch_part(client: Client, file: RemoteFile, part: str, want_md5: bool,
-               quiet: bool) -> Hashes:
+def fetch_part(client: Client, file: RemoteFile, part: str, quiet: bool) -> Hashes:
     """Bring `part` to `file`'s size (resuming what is there) and return the Hashes of its bytes.
     Raises NetworkError when the retries run out, DownloadError when the part cannot be written."""
     offset = _size(part)
     if offset < 0 or (file.size is not None and offset > file.size):
         _truncate(part)
         offset = 0
-    hashes = hash_file(part, want_md5) if offset else Hashes(want_md5)
+    hashes = hash_file(part, *file.wants) if offset else Hashes(*file.wants)
     progress = Progress(file.name, file.size, offset, quiet)
     try:
         if offset and offset == file.size:
@@ -124,7 +138,7 @@ def fetch_part(client: Client, file: RemoteFile, part: str, want_md5: bool,
     finally:
         progress.close()
     if hashes.length != _size(part):  # never happens; but the file on disk is what counts
-        hashes = hash_file(part, want_md5)
+        hashes = hash_file(part, *file.wants)
     return hashes
 
 

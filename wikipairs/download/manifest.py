@@ -1,7 +1,7 @@
 """`DEST/download.json`, the record of a complete download.
 
 It is removed when a download starts and written last (wiki, date, job, every file with size,
-sha1, md5 and URL) with fileio.write_atomic: it exists only after a complete, verified download,
+sha1, md5, sha256 where computed, URL and what verified it) with fileio.write_atomic: it exists only after a complete, verified download,
 and never half written.
 """
 from __future__ import annotations
@@ -28,10 +28,15 @@ def clear(dest: str) -> str:
     return path
 
 
-def entry(dest: str, file: RemoteFile, sha1: str) -> dict:
-    """The manifest's record of `file`, complete and verified in `dest`."""
-    return {"name": file.name, "size": os.path.getsize(os.path.join(dest, file.name)),
-            "sha1": sha1, "md5": file.md5, "url": file.url}
+def entry(dest: str, file: RemoteFile, digests: dict) -> dict:
+    """The manifest's record of `file`, complete and verified in `dest` (`digests`: its sha1,
+    and its sha256 where computed)."""
+    record = {"name": file.name, "size": os.path.getsize(os.path.join(dest, file.name)),
+              "sha1": digests["sha1"], "md5": file.md5, "url": file.url}
+    if "sha256" in digests:
+        record["sha256"] = digests["sha256"]
+    record["verified_with"] = file.checksum[0]  # "size": nothing else was published
+    return record
 
 
 def write(path: str, run: DumpRun, entries: list[dict], requested_date: str, files_option: str,
@@ -40,7 +45,8 @@ def write(path: str, run: DumpRun, entries: list[dict], requested_date: str, fil
     content = {
         "wiki": run.wiki, "date": run.date, "requested_date": requested_date,
         "files_option": files_option, "job": run.job, "base_url": base_url,
-        "dumpstatus_url": run.status_url,
+        # XML: the run's dumpstatus.json; Enterprise HTML: the run folder (no dumpstatus.json)
+        ("run_url" if run.job == "enterprise-html" else "dumpstatus_url"): run.status_url,
         "verified_with": sorted({f.checksum[0] for f in run.files}),
         "completed_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "wikipairs_version": __version__, "files": entries,

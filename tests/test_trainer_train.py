@@ -656,7 +656,8 @@ def test_cli_help():
     assert result.exit_code == 0, result.output
     for option in ("--data", "--output", "--config", "--model", "--objective", "--tasks",
                    "--task-weights", "--batch-size", "--steps", "--learning-rate", "--tpu",
-                   "--bf16", "--checkpoint-every", "--vocab", "--quiet"):
+                   "--bf16", "--checkpoint-every", "--vocab", "--quiet", "--chunk-size",
+                   "--no-clean-negatives"):
         assert option in result.output
     result = CliRunner().invoke(train, ["finetune", "--help"])
     assert result.exit_code == 0 and "--init" in result.output
@@ -725,6 +726,10 @@ def test_cli_bad_input_is_a_wikipairs_error(shards, tmp_path):
         (["finetune", "--data", str(shards), "-o", str(tmp_path / "o"), "--init",
           str(tmp_path)], "model_config.json"),
         (["pretrain", "--config", str(tmp_path / "none.json")], "cannot read"),
+        (["pretrain", "--data", str(shards), "-o", str(tmp_path / "o"), "--batch-size", "8",
+          "--chunk-size", "3", "--no-clean-negatives"], "not a multiple of the chunk size 3"),
+        (["pretrain", "--data", str(shards), "-o", str(tmp_path / "o"), "--chunk-size", "4",
+          "--objective", "mlm"], "two-tower"),
     ]
     for args, fragment in cases:
         result = CliRunner().invoke(train, args)

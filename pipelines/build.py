@@ -1,6 +1,8 @@
 """The pipeline graph of `wikipairs build` (the driver is pipelines/driver.py)."""
 from __future__ import annotations
 
+import math
+
 import apache_beam as beam
 
 from wikipairs.shards.pair_shards import pair_row, shard_of, write_shard
@@ -8,7 +10,9 @@ from wikipairs.pairs.tasks import approx_token_count
 from wikipairs.reading.splits import index_for
 
 from .notes import save_note
-from .transforms import IndexTitles, ParseAndPair, PrepareFile, UnionTitles, WlpJoin
+from wikipairs.pairs.heldout import query_key, split_of
+
+from .transforms import EvalFilter, IndexTitles, ParseAndPair, PrepareFile, UnionTitles, WlpJoin
 
 
 class _ToRow(beam.DoFn):
@@ -45,28 +49,60 @@ class WriteShards(beam.PTransform):
 
     Every shard index gets a file, even an empty one, so the set of files is fixed in advance."""
 
-    def __init__(self, output, task, num_shards, formats, tokenizer, query_max, doc_max):
+    def __init__(self, output, task, num_shards, formats, tokenizer, query_max, doc_max,
+                 first: int = 0, total: int | None = None):
+        """`first`, `total`: the shards are numbered first..first+num_shards-1 of `total` (the
+        eval shards of ICT and BFS follow the splits' shards)."""
         super().__init__()
         self.output, self.task, self.num_shards, self.formats = output, task, num_shards, formats
         self.tokenizer, self.query_max, self.doc_max = tokenizer, query_max, doc_max
+        self.first, self.total = first, total or num_shards
 
     def expand(self, pairs):
-        rows = pairs | "ToRow" >> beam.ParDo(
+        first = self.first
+        rows = (pairs | "ToRow" >> beam.ParDo(
             _ToRow(self.tokenizer, self.num_shards, self.query_max, self.doc_max))
+                | "Number" >> beam.Map(lambda kv: (kv[0] + first, kv[1])))
         empty = (rows.pipeline | "ShardIndexes" >> beam.Create(
-            [(i, None) for i in range(self.num_shards)]))
+            [(first + i, None) for i in range(self.num_shards)]))
         return ((rows, empty) | "WithEmpty" >> beam.Flatten()
                 | "ByShard" >> beam.GroupByKey()
-                | "Write" >> beam.ParDo(_WriteShard(self.output, self.task, self.num_shards,
+                | "Write" >> beam.ParDo(_WriteShard(self.output, self.task, self.total,
                                                     self.formats, self.tokenizer is not None)))
+
+
+def eval_shards(num_splits: int, eval_percent: float) -> int:
+    """ICT/BFS eval shards after the splits' shards: about the eval share of them, at least 1."""
+    return 0 if eval_percent <= 0 else max(1, math.ceil(num_splits * eval_percent / 100))
+
+
+class _SplitWlp(beam.DoFn):
+    """WLP pairs -> train pairs (main), eval pairs ("eval") and train query keys ("train_key");
+    pairs sharing an eval set's n-gram (`exclude`) are dropped."""
+
+    def __init__(self, eval_percent: float, exclude=None):
+        self.eval_percent, self.exclude = eval_percent, exclude
+
+    def process(self, pair):
+        if self.exclude is not None and self.exclude.pair_excluded(pair):
+            beam.metrics.Metrics.counter("wikipairs", "wlp_excluded_eval_ngram").inc()
+            return
+        pair.split = split_of(pair.query_page_id, self.eval_percent)
+        if pair.split == "eval":
+            yield beam.pvalue.TaggedOutput("eval", pair)
+        else:
+            yield beam.pvalue.TaggedOutput("train_key", query_key(pair.query))
+            yield pair
 
 
 def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, formats, tokenizer,
                    num_shards, output, title_capacity, workdir, progress_dir=None,
-                   redirects_in_memory=False):
-    """Add the whole build to `pipeline`. ICT and BFS get one shard per split; WLP `num_shards`.
+                   redirects_in_memory=False, exclude=None):
+    """Add the whole build to `pipeline`. ICT and BFS get one shard per split (train pairs) and
+    `eval_shards` more (eval pairs, by pair_id hash); WLP `num_shards`, both splits.
     `redirects_in_memory`: WLP resolves link targets through one redirect table (a side input)
-    instead of keyed joins (see WlpJoin)."""
+    instead of keyed joins (see WlpJoin). `exclude`: shards.audit.Exclusion (`--exclude`)."""
+    n_eval = eval_shards(len(splits), pairs.eval_percent)
     planned, indexed, per_file = [], [], {}
     for index, split in enumerate(splits):
         if split.whole_file:
@@ -89,12 +125,29 @@ def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, fo
     parsed = all_splits | "ParseAndPair" >> beam.ParDo(
         ParseAndPair(sites=sites, splitter=splitter, parse=parse, pairs=pairs, tasks=tuple(tasks),
                      tokenizer=tokenizer, output=output, formats=tuple(formats),
-                     num_splits=len(splits), progress_dir=progress_dir),
+                     num_splits=len(splits), progress_dir=progress_dir,
+                     num_shards=len(splits) + n_eval, exclude=exclude),
         titles=beam.pvalue.AsSingleton(titles)).with_outputs(
-            "wlp_query", "wlp_doc", "redirects", main="notes")
+            "wlp_query", "wlp_doc", "redirects", "eval_pair", "train_key", main="notes")
+    eval_pairs, train_keys = [parsed.eval_pair], [parsed.train_key]
     if "wlp" in tasks:
         wlp = ((parsed.wlp_query, parsed.wlp_doc, parsed.redirects)
-               | "WlpJoin" >> WlpJoin(pairs, redirects_in_memory))
-        wlp | "Write_wlp" >> WriteShards(output, "wlp", num_shards, formats, tokenizer,
-                                         pairs.query_max_tokens, pairs.doc_max_tokens)
+               | "WlpJoin" >> WlpJoin(pairs, redirects_in_memory)
+               | "WlpSplit" >> beam.ParDo(_SplitWlp(pairs.eval_percent, exclude)).with_outputs(
+                   "eval", "train_key", main="train"))
+        eval_pairs.append(wlp.eval)
+        train_keys.append(wlp.train_key)
+    kept = ((eval_pairs | "EvalPairs" >> beam.Flatten(),
+             train_keys | "TrainKeys" >> beam.Flatten()) | "EvalFilter" >> EvalFilter())
+    by_task = kept | "EvalByTask" >> beam.Partition(
+        lambda pair, n: ("ict", "bfs", "wlp").index(pair.task), 3)
+    if "wlp" in tasks:
+        ((wlp.train, by_task[2]) | "WlpBothSplits" >> beam.Flatten()
+         | "Write_wlp" >> WriteShards(output, "wlp", num_shards, formats, tokenizer,
+                                      pairs.query_max_tokens, pairs.doc_max_tokens))
+    for i, task in enumerate(("ict", "bfs")):
+        if task in tasks and n_eval:
+            by_task[i] | f"Write_{task}_eval" >> WriteShards(
+                output, task, n_eval, formats, tokenizer, pairs.query_max_tokens,
+                pairs.doc_max_tokens, first=len(splits), total=len(splits) + n_eval)
     return parsed.notes

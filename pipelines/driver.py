@@ -38,7 +38,7 @@ from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, copy_
                               prepare_output, sha256_file, write_json)
 from wikipairs.reading.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
 
-from .build import build_pipeline
+from .build import build_pipeline, eval_shards
 from .notes import NOTES, read_notes
 from .transforms import NAMESPACE
 
@@ -67,6 +67,7 @@ class BuildConfig:
     quiet: bool = False
     log_to_file: bool = False  # Beam's and its workers' stderr go to DIR/build.log
     command: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)  # eval sets (shards.audit.Exclusion)
 
 
 class BuildError(WikipairsError):
@@ -177,6 +178,11 @@ def build(config: BuildConfig) -> dict:
         if not os.path.exists(config.vocab):
             raise BuildError(f"{config.vocab}: no such SentencePiece model")
         tokenizer = Tokenizer(config.vocab)
+    exclude = None
+    if config.exclude:
+        from wikipairs.shards.audit import load_exclusion
+        from wikipairs.text.titles import TitleParser
+        exclude = load_exclusion(config.exclude, TitleParser(sites[paths[0]]).normalize)
     input_bytes = sum(fileio.size(p) for p in paths)  # compressed: one look per (remote) file
     num_shards = config.num_shards or auto_shards(input_bytes)
     in_memory = redirects_in_memory(config, input_bytes)
@@ -193,7 +199,7 @@ def build(config: BuildConfig) -> dict:
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
                    tokenizer=tokenizer, num_shards=num_shards, output=config.output,
                    title_capacity=title_capacity(input_bytes),
-                   redirects_in_memory=in_memory,
+                   redirects_in_memory=in_memory, exclude=exclude,
                    workdir=fileio.join(config.output, WORKDIR), progress_dir=progress_dir)
     started = time.monotonic()
     try:
@@ -212,7 +218,11 @@ def build(config: BuildConfig) -> dict:
     stats = _stats(config, read_notes(config.output), counters, time.monotonic() - started)
     stats.update(lang=lang, sentence_splitter=splitter.source,
                  tokens=token_measure(config.vocab), num_shards=num_shards, splits=len(splits),
-                 redirects="memory" if in_memory else "join")
+                 redirects="memory" if in_memory else "join",
+                 eval_percent=config.pairs.eval_percent)
+    if exclude is not None:
+        stats["excluded"] = {**exclude.summary(), **{
+            k: v for k, v in stats["counters"].items() if "excluded_eval" in k}}
     write_json(fileio.join(config.output, "stats.json"), stats)
     _write_manifest(config, paths, num_shards, len(splits), stats, sites[paths[0]])
     for folder in (NOTES, WORKDIR):
@@ -329,7 +339,11 @@ def _stats(config: BuildConfig, notes: list[dict], counters: dict, seconds: floa
         d = sum(n["doc_tokens"] for n in mine)
         tasks[task] = {"pairs": pairs, "tokens": q + d,
                        "mean_query_tokens": round(q / pairs, 2) if pairs else 0.0,
-                       "mean_doc_tokens": round(d / pairs, 2) if pairs else 0.0}
+                       "mean_doc_tokens": round(d / pairs, 2) if pairs else 0.0,
+                       "splits": {s: sum(n.get("splits", {}).get(s, 0) for n in mine)
+                                  for s in ("train", "eval")},
+                       "eval_dropped_query_on_train_page":
+                           counters.get(f"{task}_eval_dropped_query_on_train_page", 0)}
     return {"tasks": tasks, "counters": dict(sorted(counters.items())),
             "seconds": round(seconds, 1)}
 
@@ -340,6 +354,7 @@ def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, spli
     them, last."""
     notes = read_notes(config.output)
     files = [f for n in sorted(notes, key=lambda n: (n["task"], n["shard"])) for f in n["files"]]
+    splits += eval_shards(splits, config.pairs.eval_percent)  # ICT/BFS: then the eval shards
     expected = sum(len(config.formats) * (num_shards if task == "wlp" else splits)
                    for task in config.tasks)
     if len(files) != expected:

@@ -15,6 +15,7 @@ import os
 from collections import Counter
 
 import apache_beam as beam
+import numpy as np
 from apache_beam.metrics import Metrics
 
 from wikipairs import fileio
@@ -22,6 +23,7 @@ from wikipairs.reading.bloom import BloomFilter
 from wikipairs.shards.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs.tasks import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
                              wlp_rank)
+from wikipairs.pairs.heldout import query_key, split_of
 from wikipairs.parse import ParseConfig, page_redirects, parse_page
 from wikipairs.progress import Throttle
 from wikipairs.records import HtmlPage, Redirect
@@ -118,15 +120,24 @@ class ParseAndPair(beam.DoFn):
     shard (DIR/<format>/<task>/part-<split>-of-<splits>; no shuffle of pairs or pages), and the
     two WLP sides as tagged outputs: "wlp_query" (title, WlpQuery) and "wlp_doc" (raw target,
     WlpDoc), the latter only for targets the title filter says may exist. Links stay unresolved
-    here; a later join resolves them. The main output is the shard notes."""
+    here; a later join resolves them. The main output is the shard notes.
+
+    Held-out split (pairs.heldout): only train pairs go to the split's shard; the ICT/BFS pairs
+    of eval query pages are the "eval_pair" output, and the split's distinct train query keys
+    the "train_key" output (EvalFilter drops eval pairs whose query is also a train query).
+    `num_shards`: the shard count in the ICT/BFS file names (the splits, then the eval shards).
+    `exclude` (shards.audit.Exclusion): pages and pairs left out for an eval set."""
 
     def __init__(self, *, sites: dict, splitter, parse: ParseConfig, pairs: PairConfig,
                  tasks: tuple[str, ...], tokenizer, output: str, formats: tuple[str, ...],
-                 num_splits: int, progress_dir: str | None = None):
+                 num_splits: int, progress_dir: str | None = None, num_shards: int | None = None,
+                 exclude=None):
         self.sites, self.splitter, self.parse_config = sites, splitter, parse
         self.pair_config, self.tasks, self.tokenizer = pairs, tasks, tokenizer
         self.output, self.formats, self.num_splits = output, formats, num_splits
+        self.num_shards = num_shards or num_splits
         self.progress_dir = progress_dir  # where each split notes how far it got (local runs)
+        self.exclude = exclude
 
     def setup(self):
         self.cleaners = {}
@@ -160,10 +171,11 @@ class ParseAndPair(beam.DoFn):
 
     def process(self, indexed_split, titles=None):
         index, split = indexed_split
-        writers = {task: ShardWriter(self.output, task, index, self.num_splits, self.formats,
+        writers = {task: ShardWriter(self.output, task, index, self.num_shards, self.formats,
                                      self.tokenizer is not None)
                    for task in ("ict", "bfs") if task in self.tasks}
         progress = SplitProgress(self.progress_dir, index)
+        self.train_keys = set()
         for page in read_split(split, self.counts, self.parse_config.allow_truncated,
                                self.parse_config.lang):
             for redirect in page_redirects(page):  # an HTML record lists its redirects
@@ -174,6 +186,8 @@ class ParseAndPair(beam.DoFn):
                 flush_counts(self.counts)
             progress.update({task: w.pairs for task, w in writers.items()})
         progress.update({task: w.pairs for task, w in writers.items()}, force=True)
+        for key in sorted(self.train_keys):  # the split's distinct train queries (EvalFilter)
+            yield beam.pvalue.TaggedOutput("train_key", key)
         for task, writer in writers.items():
             note = writer.close()
             save_note(self.output, note)
@@ -186,13 +200,25 @@ class ParseAndPair(beam.DoFn):
                              self.parse_config, self.counts)
         if article is None:
             return
+        if self.exclude is not None and self.exclude.page_excluded(article.title):
+            self.counts["pages_excluded_eval_title"] += 1
+            return
         self.counts["articles"] += 1
         passages = self.builder.passages(article)
         self.counts["passages"] += len(passages)
         cfg = self.pair_config
+        split = split_of(article.id, cfg.eval_percent)
         for task, make in (("ict", self.builder.ict), ("bfs", self.builder.bfs)):
             if task in writers:
                 for pair in make(article, passages):
+                    if self.exclude is not None and self.exclude.pair_excluded(pair):
+                        self.counts[f"{task}_excluded_eval_ngram"] += 1
+                        continue
+                    pair.split = split
+                    if split == "eval":
+                        yield beam.pvalue.TaggedOutput("eval_pair", pair)
+                        continue
+                    self.train_keys.add(query_key(pair.query))
                     writers[task].write(pair_row(pair, self.count, self.tokenizer,
                                                  cfg.query_max_tokens, cfg.doc_max_tokens))
         if "wlp" in self.tasks:
@@ -202,6 +228,62 @@ class ParseAndPair(beam.DoFn):
             may_exist = self._may_exist(titles) if titles is not None else None
             for target, doc in self.builder.wlp_documents(article, passages, may_exist):
                 yield beam.pvalue.TaggedOutput("wlp_doc", (target, doc))
+
+
+class SortedKeys(beam.CombineFn):
+    """int64 keys -> one sorted NumPy array of the distinct keys (a small side input)."""
+
+    def create_accumulator(self):
+        return [np.zeros(0, np.int64), []]  # distinct keys so far, keys not yet merged in
+
+    def add_input(self, acc, key):
+        acc[1].append(int(key))
+        if len(acc[1]) >= 100_000:
+            acc = self._compact(acc)
+        return acc
+
+    @staticmethod
+    def _compact(acc):
+        return [np.unique(np.concatenate([acc[0], np.array(acc[1], dtype=np.int64)])), []]
+
+    def merge_accumulators(self, accs):
+        accs = [self._compact(acc) for acc in accs]
+        return [np.unique(np.concatenate([acc[0] for acc in accs])), []]
+
+    def extract_output(self, acc):
+        return self._compact(acc)[0]
+
+
+def _contains(keys: np.ndarray, key: int) -> bool:
+    i = np.searchsorted(keys, key)
+    return bool(i < len(keys) and keys[i] == key)
+
+
+class EvalFilter(beam.PTransform):
+    """(eval pairs, train query keys) -> the eval pairs whose query text is no train pair's query.
+
+    The eval side is small (`--eval-percent` of pages): its query keys go to every worker as one
+    sorted array, the train keys that hit it (few) are collected the same way, and the eval pairs
+    are filtered by them; each drop is counted as `<task>_eval_dropped_query_on_train_page`."""
+
+    def expand(self, inputs):
+        eval_pairs, train_keys = inputs
+        eval_keys = (eval_pairs | "EvalKeys" >> beam.Map(lambda p: query_key(p.query))
+                     | "EvalKeySet" >> beam.CombineGlobally(SortedKeys()))
+        hits = (train_keys
+                | "TrainHits" >> beam.Filter(lambda k, keys: _contains(keys, k),
+                                             keys=beam.pvalue.AsSingleton(eval_keys))
+                | "HitSet" >> beam.CombineGlobally(SortedKeys()))
+        return eval_pairs | "DropSeenQueries" >> beam.ParDo(
+            _DropSeen(), hits=beam.pvalue.AsSingleton(hits))
+
+
+class _DropSeen(beam.DoFn):
+    def process(self, pair, hits):
+        if _contains(hits, query_key(pair.query)):
+            Metrics.counter(NAMESPACE, f"{pair.task}_eval_dropped_query_on_train_page").inc()
+        else:
+            yield pair
 
 
 class ResolveRedirects(beam.PTransform):
@@ -362,5 +444,5 @@ class _WlpPairs(beam.DoFn):
 
 
 __all__ = ["PrepareFile", "IndexTitles", "UnionTitles", "ParseAndPair", "ResolveRedirects",
-           "CollectRedirects", "WlpJoin", "TopWlpDocs",
+           "CollectRedirects", "WlpJoin", "TopWlpDocs", "EvalFilter", "SortedKeys",
            "flush_counts", "NAMESPACE"]

@@ -3,8 +3,9 @@ from .fields import Field
 
 # The version of the pair record, in the build manifest ("schema_version") and in each Parquet
 # shard's metadata. 2: `passage_id` and `doc_id` added, `anchor` renamed `link_anchor`, shards in
-# DIR/parquet/<task>/ and DIR/tfrecord/<task>/. Builds without it are version 1.
-SCHEMA_VERSION = 2
+# DIR/parquet/<task>/ and DIR/tfrecord/<task>/. Builds without it are version 1. 3: `split`
+# (train/eval by the query page); readers of versions 1 and 2 derive it from `query_page_id`.
+SCHEMA_VERSION = 3
 # Version 1 names of renamed fields (readers of older builds map them: `current_pair_row`).
 RENAMED_SINCE_V1 = {"anchor": "link_anchor"}
 
@@ -19,6 +20,10 @@ PAIR = (
           "a newline and `doc_text`; two pairs share it if and only if their documents are the "
           "same text (an ICT document without its query sentence is another document)."),
     Field("task", "string", "`ict`, `bfs` or `wlp`."),
+    Field("split", "string", "`train` or `eval`, decided by the query page: a stable hash of "
+          "`query_page_id` (no seed), so a page is on one side in every task; `--eval-percent` "
+          "(5) of pages are eval, and an eval pair whose query text is also a train pair's query "
+          "is left out. (Schema version 3; older builds: the same rule from `query_page_id`.)"),
     Field("lang", "string", "Wiki language code."),
     Field("query", "string", "The query sentence."),
     Field("query_page_id", "int64", "Page id of the page the query sentence comes from."),

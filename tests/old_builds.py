@@ -40,7 +40,7 @@ def to_old_layout(folder: Path) -> Path:
 def v1_fields(with_ids: bool) -> tuple[Field, ...]:
     """The pair schema of version 1."""
     return tuple(Field("anchor", f.type, f.doc) if f.name == "link_anchor" else f
-                 for f in pair_fields(with_ids) if f.name not in ("passage_id", "doc_id"))
+                 for f in pair_fields(with_ids) if f.name not in ("passage_id", "doc_id", "split"))
 
 
 def to_schema_v1(folder: Path) -> Path:

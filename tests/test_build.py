@@ -876,11 +876,11 @@ def test_ids_passage_id_and_doc_id(gensim_build, gensim_build_seed1):
     assert len(common) > 1000
     assert all(ids_of[k] == {seed1[k]} for k in common)
     manifest = load_json(gensim_build / "manifest.json")
-    assert manifest["schema_version"] == 2
+    assert manifest["schema_version"] == 3
     for entry in manifest["shards"]:
         if entry["format"] == "parquet":
             schema = pq.read_schema(gensim_build / entry["path"])
-            assert schema.metadata[b"schema_version"] == b"2"
+            assert schema.metadata[b"schema_version"] == b"3"
             assert "link_anchor" in schema.names and "anchor" not in schema.names
     from tfexample import decode_example
     from wikipairs.shards.tfrecord import read_tfrecords

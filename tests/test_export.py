@@ -77,7 +77,7 @@ def old_build(build, tmp_path_factory) -> Path:
         (old / task).mkdir()
         for shard in task_shards(str(build), task):
             table = pq.read_table(shard)
-            table = table.drop_columns([c for c in ("doc_id", "passage_id")
+            table = table.drop_columns([c for c in ("doc_id", "passage_id", "split")
                                         if c in table.column_names])
             table = table.rename_columns(["anchor" if c == "link_anchor" else c
                                           for c in table.column_names])
@@ -171,7 +171,15 @@ def test_hf_loads_with_load_from_disk(build, exports):
 
     for task in TASKS:
         rows = shard_rows(build, task)
-        dataset = load_from_disk(str(exports["hf"] / task))
+        splits = load_from_disk(str(exports["hf"] / task))
+        assert set(splits) == {"train", "validation"}
+        assert {s: len(splits[s]) for s in splits} == {
+            "train": sum(r["split"] == "train" for r in rows),
+            "validation": sum(r["split"] == "eval" for r in rows)}
+        assert set(splits["validation"]["split"]) <= {"eval"}
+        assert not set(splits["train"]["query_page_id"]) & set(splits["validation"]["query_page_id"])
+        from datasets import concatenate_datasets
+        dataset = concatenate_datasets([splits["train"], splits["validation"]])
         assert len(dataset) == len(rows)
         assert set(rows[0]) | {"doc_id", "query_id"} == set(dataset.column_names)
         assert sorted(dataset["pair_id"]) == sorted(r["pair_id"] for r in rows)

@@ -20,10 +20,11 @@ hash), which is fine: keys are only compared within a batch. Tasks are mixed per
 uniformly by default (`weights` for another mix); with `repeat` each task's stream repeats
 forever, so a small task (WLP) is oversampled rather than exhausted.
 
-Held-out split: a pair is "eval" when `split_bucket(pair_id) < eval_percent` (a polynomial hash
-of the pair_id bytes, mod 100, independent of the shard a pair is in), else "train". The same
-pair_id is in the same split under every reader, seed and shard layout, so training never sees
-an eval pair.
+Held-out split: the build's `split` column (pair schema version 3: decided by the query page,
+wikipairs.pairs.heldout; `eval_percent` is then the build's, `--eval-percent`). Older shards
+without it: the same rule from `query_page_id` (`page_split_mask`: eval when
+`page_bucket(query_page_id) < eval_percent * 100`), computed identically in NumPy and
+TensorFlow. A query page is on one side in every task, so training never sees an eval page.
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from wikipairs.errors import WikipairsError
+from wikipairs.pairs.heldout import BUCKETS, eval_threshold, page_buckets
+from wikipairs.pairs.heldout import _A as _PAGE_A, _C as _PAGE_C, _P as _PAGE_P
 from wikipairs.shards.layout import SUFFIXES, find_task_shards
 from wikipairs.readahead import prefetched
 
@@ -69,6 +72,30 @@ def split_bucket(pair_id: str | bytes) -> int:
     data = pair_id.encode("utf-8") if isinstance(pair_id, str) else bytes(pair_id)
     data = np.frombuffer(data[:_HASH_BYTES], dtype=np.uint8).astype(np.int64)
     return int(np.sum(data * _HASH_WEIGHTS[:len(data)]) % _HASH_PRIME % 100)
+
+
+def page_split_mask(query_page_ids, split: str, eval_percent: float = EVAL_PERCENT) -> np.ndarray:
+    """bool [N]: which pairs are in `split` by their query page (the build's rule,
+    wikipairs.pairs.heldout), for shards without the `split` column."""
+    _check_split(split, eval_percent)
+    ids = np.asarray(query_page_ids, dtype=np.int64)
+    if split == "all":
+        return np.ones(len(ids), dtype=bool)
+    is_eval = page_buckets(ids) < eval_threshold(eval_percent)
+    return is_eval if split == "eval" else ~is_eval
+
+
+def batch_split_mask(batch, split: str, eval_percent: float = EVAL_PERCENT) -> np.ndarray:
+    """bool [N] of an Arrow batch: its `split` column where the shards have one, else the
+    query page rule."""
+    _check_split(split, eval_percent)
+    if split == "all":
+        return np.ones(batch.num_rows, dtype=bool)
+    names = batch.schema.names
+    if "split" in names:
+        values = np.array(batch.column("split").to_pylist(), dtype=object)
+        return values == split
+    return page_split_mask(batch.column("query_page_id").to_numpy(), split, eval_percent)
 
 
 def split_mask(pair_ids: Sequence, split: str, eval_percent: int = EVAL_PERCENT) -> np.ndarray:
@@ -306,9 +333,11 @@ class _ParquetTaskStream:
                     if "doc_id" in wanted:  # no need for the texts it stands for
                         wanted = [c for c in wanted if c not in ("doc_title", "doc_text")]
                     columns += wanted
+                if self.split != "all":
+                    names = parquet.schema_arrow.names
+                    columns += ["split"] if "split" in names else ["query_page_id"]
                 for batch in parquet.iter_batches(batch_size=self.read_rows, columns=columns):
-                    keep = split_mask(batch.column("pair_id").to_pylist(), self.split,
-                                      self.eval_percent)
+                    keep = batch_split_mask(batch, self.split, self.eval_percent)
                     if not keep.any():
                         continue
                     batch = batch.filter(keep) if not keep.all() else batch
@@ -438,6 +467,15 @@ def tf_split_bucket(pair_id):
     return tf.math.floormod(tf.math.floormod(tf.reduce_sum(data * weights), _HASH_PRIME), 100)
 
 
+def tf_page_bucket(page_id):
+    """`wikipairs.pairs.heldout.page_bucket` in TensorFlow ops (int64, exact)."""
+    import tensorflow as tf
+
+    p = tf.constant(_PAGE_P, tf.int64)
+    h = tf.math.floormod(tf.math.floormod(tf.cast(page_id, tf.int64), p) * _PAGE_A + _PAGE_C, p)
+    return tf.math.floormod(h, BUCKETS)
+
+
 def _tf_negative_keys(ex):
     """int32 [3, 2]: `negative_keys` of one parsed example in TensorFlow ops (its own hash)."""
     import tensorflow as tf
@@ -484,12 +522,16 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                                     "tfrecord")
     full_spec = tf_feature_spec(pair_fields(True))
     spec = {name: full_spec[name] for name in ID_COLUMNS}
+    # the build's split where the shards have it (schema version 3), else the query page rule
+    spec["split"] = tf.io.FixedLenFeature([], tf.string, default_value="")
+    spec["query_page_id"] = tf.io.FixedLenFeature([], tf.int64, default_value=0)
     if negative_keys:  # the document by its title and text (the doc_id they define)
         spec.update({name: full_spec[name] for name in KEY_COLUMNS if name != "doc_id"})
 
     def parse(record):
         ex = tf.io.parse_single_example(record, spec)
-        out = {"pair_id": ex["pair_id"],
+        out = {"pair_id": ex["pair_id"], "split": ex["split"],
+               "query_page_id": ex["query_page_id"],
                "query_ids": _tf_fit(tf.sparse.to_dense(ex["query_ids"]), max_query_len),
                "doc_ids": _tf_fit(tf.sparse.to_dense(ex["doc_ids"]), max_doc_len)}
         if negative_keys:
@@ -499,8 +541,10 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     def in_split(ex):
         if split == "all":
             return tf.constant(True)
-        bucket = tf_split_bucket(ex["pair_id"])
-        return bucket < eval_percent if split == "eval" else bucket >= eval_percent
+        by_page = tf.where(tf_page_bucket(ex["query_page_id"]) < eval_threshold(eval_percent),
+                           "eval", "train")
+        side = tf.where(tf.strings.length(ex["split"]) > 0, ex["split"], by_page)
+        return tf.equal(side, split)
 
     datasets = []
     for task, files in shards.items():
@@ -513,7 +557,8 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         ds = ds.filter(in_split)
-        ds = ds.map(lambda ex: {k: v for k, v in ex.items() if k != "pair_id"})
+        ds = ds.map(lambda ex: {k: v for k, v in ex.items()
+                                if k not in ("pair_id", "split", "query_page_id")})
         if repeat:
             ds = ds.repeat()
         if shuffle and shuffle_buffer > 1:

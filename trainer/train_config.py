@@ -49,7 +49,8 @@ class TrainConfig:
     tasks / task_weights: tasks to mix and their weights (uniform when None).
     warmup_fraction: share of the steps with a linear warm-up; then linear decay to 0.
     temperature: overrides the model config's softmax temperature.
-    checkpoint_every / log_every: in steps. eval_percent: held-out share (by pair_id hash).
+    checkpoint_every / log_every: in steps. eval_percent: held-out share of query pages, for
+    builds without a `split` column.
     eval_batches / eval_batch_size: held-out in-batch accuracy at the end (0: none).
     mixed_precision: "mixed_bfloat16" compute. tpu: TPU name or address (TPUStrategy).
     init: finetune: the run folder of a pre-trained model. vocab: the SentencePiece model

@@ -240,6 +240,12 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
               help="Cap on ICT and BFS pairs per page (0: none).")
 @click.option("--wlp-docs-per-page", default=1000, show_default=True, type=click.IntRange(0),
               help="Cap on WLP documents per query page (0: none).")
+@click.option("--eval-percent", default=5.0, show_default=True, type=click.FloatRange(0, 100,
+              max_open=True), help="Share of query pages whose pairs are the eval split (by a "
+              "stable hash of the page id; an eval query that is also a train query is dropped).")
+@click.option("--exclude", "exclude", multiple=True, metavar="FILE",
+              help="An eval set (SQuAD/XQuAD JSON, BEIR folder, jsonl with `text`): its pages "
+                   "and any pair sharing a 13-token n-gram with it are left out; repeatable.")
 @click.option("--doc-max-tokens", default=288, show_default=True, type=click.IntRange(8),
               help=DOC_MAX_TOKENS_HELP)
 @click.option("--query-max-tokens", default=64, show_default=True, type=click.IntRange(4),
@@ -275,7 +281,8 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
               help="Progress lines on stderr (default: when stderr is a terminal).")
 @click.pass_context
 def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_docs_per_page,
-          doc_max_tokens, query_max_tokens, min_query_tokens, ict_keep_rate, num_shards,
+          eval_percent, exclude, doc_max_tokens, query_max_tokens, min_query_tokens,
+          ict_keep_rate, num_shards,
           streams_per_split, parts_per_file, redirect_mode, workers, runner, dry_run, namespaces, lang,
           allow_truncated, keep_tables, sentence_splitter, quiet, verbose, progress):
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
@@ -304,8 +311,9 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
         pairs=PairConfig(seed=seed, doc_max_tokens=doc_max_tokens,
                          query_max_tokens=query_max_tokens, min_query_tokens=min_query_tokens,
                          ict_keep_rate=ict_keep_rate, pairs_per_page=pairs_per_page,
-                         wlp_docs_per_page=wlp_docs_per_page),
-        parse=parse_config, num_shards=num_shards, streams_per_split=streams_per_split,
+                         wlp_docs_per_page=wlp_docs_per_page, eval_percent=eval_percent),
+        exclude=list(exclude), parse=parse_config, num_shards=num_shards,
+        streams_per_split=streams_per_split,
         parts_per_file=parts_per_file, redirects=redirect_mode, runner=runner, workers=workers,
         dry_run=dry_run, beam_args=list(ctx.args), command=sys.argv[:],
         quiet=quiet or not (progress if progress is not None else sys.stderr.isatty()),
@@ -446,6 +454,29 @@ def verify(folder, quiet, verbose):
 
     checked = verify_build(folder)
     click.echo(f"ok: {checked} files match {fileio.join(folder, 'manifest.json')}")
+
+
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--against", "against", required=True, multiple=True, metavar="FILE",
+              help="Eval set: SQuAD/XQuAD JSON, a BEIR folder (corpus.jsonl) or jsonl with a "
+                   "`text` field; repeatable (one report each).")
+@click.option("--task", "tasks", default="all", show_default=True,
+              help="ict, bfs, wlp, a comma-separated list, or all.")
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON on stdout.")
+@verbosity_options()
+def audit(folder, against, tasks, as_json, quiet, verbose):
+    """Contamination of a build by eval sets: per task, eval passages sharing a 13-token n-gram
+    with a pair's query or document, eval answer sentences that are queries, the titles."""
+    import json as json_lib
+    from .shards.audit import audit as run_audit, format_audit, load_eval_set
+
+    wanted = None if tasks == "all" else [t.strip() for t in tasks.split(",") if t.strip()]
+    results = [run_audit(folder, load_eval_set(path), wanted) for path in against]
+    if as_json:
+        click.echo(json_lib.dumps(results[0] if len(results) == 1 else results, indent=2))
+    else:
+        click.echo("\n\n".join(format_audit(r) for r in results))
 
 
 # ---- download (requests and tqdm load only when it runs) ----

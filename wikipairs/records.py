@@ -109,6 +109,7 @@ class Pair:
     link_in_doc: bool = False  # WLP: the document passage holds the link
     query_tokens: int = -1  # token counts, when the builder knows them (-1: count when written)
     doc_tokens: int = -1
+    split: str = "train"  # "train" or "eval": by the query page (pairs.heldout.split_of)
 
 
 @dataclass

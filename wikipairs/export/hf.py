@@ -1,16 +1,19 @@
-"""--to hf: OUT/<task>/, a `datasets.Dataset` written by `save_to_disk` (load it with
+"""--to hf: OUT/<task>/, a `datasets.DatasetDict` with the splits `train` and `validation` (the
+build's `split` column: train and eval pairs), written by `save_to_disk` (load it with
 `datasets.load_from_disk("OUT/ict")`), every column of the shards plus `doc_id` (derived in older
-builds) and `query_id` (= pair_id).
+builds), `query_id` (= pair_id) and, for older builds, `split` (by the query page rule).
 
 The pairs go through Arrow files memory-mapped by `datasets` (one per shard row group, in a work
 folder removed afterwards), so memory is bounded by a row group, not by the build."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from typing import Iterable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import fileio
@@ -64,7 +67,22 @@ def shard_schema(folder: str, task: str) -> pa.Schema:
     return with_ids(schema.empty_table()).schema
 
 
+HF_SPLITS = {"train": "train", "eval": "validation"}
+
+
+def _split_tables(folder: str, task: str, split: str):
+    for table in iter_tables(folder, task):
+        yield table.filter(pc.equal(table.column("split"), split))
+
+
 def write_task(folder: str, task: str, dest: str, **_) -> dict:
+    """OUT/<task>/train and OUT/<task>/validation, with dataset_dict.json: a DatasetDict."""
     import_datasets("hf")
-    rows = save_dataset(iter_tables(folder, task), shard_schema(folder, task), dest, "hf")
-    return {"pairs": rows}
+    os.makedirs(dest, exist_ok=True)
+    counts = {}
+    for split, name in HF_SPLITS.items():
+        counts[name] = save_dataset(_split_tables(folder, task, split),
+                                    shard_schema(folder, task), os.path.join(dest, name), "hf")
+    with open(os.path.join(dest, "dataset_dict.json"), "w") as f:
+        json.dump({"splits": list(HF_SPLITS.values())}, f)
+    return {"pairs": sum(counts.values()), **counts}

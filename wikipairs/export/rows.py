@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from .. import fileio
 from ..errors import WikipairsError
 from ..pairs.tasks import TASKS, doc_id
+from ..pairs.heldout import split_of
 from ..shards.report import built_tasks, load_stats, task_shards
 
 
@@ -35,6 +36,9 @@ def with_ids(table: pa.Table) -> pa.Table:
         table = table.append_column("doc_id", pa.array(ids, pa.string()))
     if "query_id" not in names and "pair_id" in names:
         table = table.append_column("query_id", table.column("pair_id").cast(pa.string()))
+    if "split" not in names and "query_page_id" in names:  # older builds: the build's rule
+        table = table.append_column("split", pa.array(
+            [split_of(p) for p in table.column("query_page_id").to_pylist()], pa.string()))
     return table
 
 

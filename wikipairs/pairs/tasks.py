@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 from ..records import Article, Pair
 from .sampling import choose, coin, sample, stable_id
+from .heldout import query_key, split_of
 from ..text.tokens import is_prose, token_count, truncate_by_count, truncate_tokens
 
 TASKS = ("ict", "bfs", "wlp")
@@ -67,6 +68,7 @@ class PairConfig:
     ict_keep_rate: float = 0.0  # ORQA keeps the query sentence in 10% of ICT documents
     pairs_per_page: int = 0  # 0: no cap for ICT/BFS
     wlp_docs_per_page: int = 1000  # cap on documents per WLP query page (fan-in is skewed)
+    eval_percent: float = 5.0  # share of query pages whose pairs are "eval" (pairs.heldout)
 
 
 @dataclass
@@ -469,13 +471,31 @@ def build_pairs_in_memory(articles: Iterable[Article], tasks: Iterable[str],
     if "wlp" in out:
         for title, query in queries.items():
             out["wlp"].extend(builder.wlp_pairs(query, docs.get(title, ())))
+    assign_splits(out, builder.config.eval_percent, builder.counts)
     for pairs in out.values():
         pairs.sort(key=lambda x: x.pair_id)
     return out
+
+
+def assign_splits(pairs: dict[str, list[Pair]], eval_percent: float, counts=None) -> None:
+    """Sets each pair's `split` by its query page (pairs.heldout.split_of) and drops, in place,
+    the eval pairs whose query text (`query_key`) is also the query of a train pair of any task,
+    counted as `<task>_eval_dropped_query_on_train_page`. What the pipeline does with a join."""
+    train_keys = set()
+    for task_pairs in pairs.values():
+        for pair in task_pairs:
+            pair.split = split_of(pair.query_page_id, eval_percent)
+            if pair.split == "train":
+                train_keys.add(query_key(pair.query))
+    for task, task_pairs in pairs.items():
+        kept = [p for p in task_pairs if p.split == "train" or query_key(p.query) not in train_keys]
+        if counts is not None and len(kept) < len(task_pairs):
+            counts[f"{task}_eval_dropped_query_on_train_page"] += len(task_pairs) - len(kept)
+        task_pairs[:] = kept
 
 
 __all__ = ["TASKS", "PairConfig", "PairBuilder", "Passage", "WlpQuery", "WlpDoc", "pack_passages",
            "passage_id", "doc_id",
            "lead_sentences", "approx_token_count", "truncator_for", "select_wlp_docs", "wlp_rank",
            "is_self_link",
-           "build_pairs_in_memory"]
+           "build_pairs_in_memory", "assign_splits"]

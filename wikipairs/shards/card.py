@@ -164,7 +164,40 @@ def _counts_table(stats: dict, manifest: dict, tasks: list[str]) -> list[str]:
     counters = stats.get("counters", {})
     read = ", ".join(f"{counters[k]:,} {k.replace('_', ' ')}"
                      for k in ("pages_read", "articles", "redirects") if k in counters)
-    return lines + ["", f"From {read}." if read else "", ""]
+    return lines + ["", f"From {read}." if read else "", "", *_split_lines(stats, tasks),
+                    *_excluded_lines(stats, tasks)]
+
+
+def _split_lines(stats: dict, tasks: list[str]) -> list[str]:
+    """Both splits' counts (schema version 3 builds; nothing for older stats)."""
+    if not all("splits" in stats["tasks"][t] for t in tasks):
+        return []
+    percent = stats.get("eval_percent")
+    lines = [f"Splits (column `split`): a pair is `eval` when its query page is one of the "
+             f"{percent:g}% of pages a stable hash of the page id picks (the same page on the "
+             f"same side in every task, under any seed); an eval pair whose query text is also a "
+             f"train pair's query is left out (`dropped`). Hugging Face: `train` and "
+             f"`validation`." if percent is not None else "Splits (column `split`):", "",
+             "| task | train | eval | dropped |", "|---|---:|---:|---:|"]
+    for task in tasks:
+        s = stats["tasks"][task]
+        lines.append(f"| {task} | {s['splits']['train']:,} | {s['splits']['eval']:,} | "
+                     f"{s.get('eval_dropped_query_on_train_page', 0):,} |")
+    return lines + [""]
+
+
+def _excluded_lines(stats: dict, tasks: list[str]) -> list[str]:
+    """`build --exclude`: the eval sets left out, and what that dropped per reason."""
+    excluded = stats.get("excluded")
+    if not excluded:
+        return []
+    counters = stats.get("counters", {})
+    dropped = [f"{counters.get('pages_excluded_eval_title', 0):,} pages by title"] + [
+        f"{counters.get(f'{t}_excluded_eval_ngram', 0):,} {t.upper()} pairs sharing a "
+        f"13-token n-gram" for t in tasks]
+    return [f"Decontaminated (`--exclude`) against {', '.join(excluded['files'])} "
+            f"({excluded['titles']:,} titles, {excluded['ngrams']:,} n-grams): left out "
+            + ", ".join(dropped) + ".", ""]
 
 
 def _build_files(config: dict, tasks: list[str], parquet: bool) -> list[str]:

@@ -58,9 +58,11 @@ class ShardWriter:
             self.tfrecord = TFRecordWriter(self.files["tfrecord"], compression="gzip",
                                            compresslevel=1)
         self.pairs = self.query_tokens = self.doc_tokens = 0
+        self.splits = {"train": 0, "eval": 0}
 
     def write(self, row: dict) -> None:
         self.pairs += 1
+        self.splits[row.get("split", "train")] += 1
         self.query_tokens += row["query_tokens"]
         self.doc_tokens += row["doc_tokens"]
         if self.tfrecord is not None:
@@ -81,7 +83,7 @@ class ShardWriter:
                           "rows": self.pairs, "bytes": fileio.size(path),
                           "sha256": sha256_file(path)})
         return {"task": self.task, "shard": self.index, "of": self.count, "pairs": self.pairs,
-                "files": files, "query_tokens": self.query_tokens, "doc_tokens": self.doc_tokens}
+                "splits": self.splits, "files": files, "query_tokens": self.query_tokens, "doc_tokens": self.doc_tokens}
 
 
 def write_shard(output: str, task: str, index: int, count: int, rows: list[dict],

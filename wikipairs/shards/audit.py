@@ -1,0 +1,294 @@
+"""Contamination of a build by an evaluation set (issue 20): `wikipairs audit DIR --against FILE`
+and `wikipairs build --exclude FILE`.
+
+An eval set is read as passages (title, text) and answer sentences: SQuAD/XQuAD JSON (contexts;
+the sentence of each answer's `answer_start`), a BEIR folder (corpus.jsonl: title and text) or
+jsonl with a `text` field (and optionally `title`). Texts are compared by 13-token n-grams, as the
+GPT-3 paper and datatrove decontaminate: lower-cased runs of letters, marks and digits, each token
+hashed to 64 bits (blake2b), an n-gram a polynomial of its 13 token hashes mod 2^64 -- NumPy arrays
+of ints throughout, never a Python set of strings. A whole Arrow batch of texts is tokenized by
+Arrow kernels, its distinct tokens hashed once, and its n-grams computed in 13 vectorized steps.
+Answer sentences are compared with pair queries by `pairs.heldout.query_key` (case folded,
+whitespace collapsed); answer sentences are cut at `.`, `!`, `?` followed by a space.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import WikipairsError
+from ..pairs.heldout import query_key
+from .layout import find_task_shards
+
+NGRAM = 13
+_SPLIT = r"[^\p{L}\p{M}\p{N}]+"  # RE2 (Arrow): tokens are runs of letters, marks and digits
+_MULT = np.uint64(0x100000001B3)  # FNV prime: n-gram = sum token_hash[j] * M^(12-j) mod 2^64
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+
+
+class AuditError(WikipairsError):
+    pass
+
+
+# ---- hashed n-grams ----------------------------------------------------------------------------
+
+_TOKEN_CACHE: dict[str, int] = {}
+
+
+def _token_hashes(tokens: list[str]) -> np.ndarray:
+    out = np.empty(len(tokens), dtype=np.uint64)
+    cache = _TOKEN_CACHE
+    if len(cache) > 2_000_000:
+        cache.clear()
+    for i, t in enumerate(tokens):
+        h = cache.get(t)
+        if h is None:
+            h = cache[t] = int.from_bytes(
+                hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
+        out[i] = h
+    return out
+
+
+def ngram_hashes(texts, n: int = NGRAM) -> tuple[np.ndarray, np.ndarray]:
+    """(row, hash): the hashed n-grams of each text (uint64), with the index of its text. A text
+    of fewer than n tokens has none."""
+    arr = texts if isinstance(texts, (pa.Array, pa.ChunkedArray)) else pa.array(texts, pa.string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    arr = arr.fill_null("")
+    lists = pc.split_pattern_regex(pc.utf8_lower(arr), _SPLIT)
+    flat, rows = pc.list_flatten(lists), pc.list_parent_indices(lists)
+    keep = pc.not_equal(flat, "")
+    flat, rows = pc.filter(flat, keep), pc.filter(rows, keep).to_numpy()
+    if len(flat) < n:
+        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    encoded = pc.dictionary_encode(flat)
+    token = _token_hashes(encoded.dictionary.to_pylist())[encoded.indices.to_numpy()]
+    m = len(token) - n + 1
+    h = token[:m].copy()
+    with np.errstate(over="ignore"):
+        for j in range(1, n):
+            h *= _MULT
+            h += token[j:j + m]
+    same = rows[:m] == rows[n - 1:]  # n-grams inside one text only
+    return rows[:m][same].astype(np.int64), h[same]
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+# ---- eval sets ---------------------------------------------------------------------------------
+
+@dataclass
+class EvalSet:
+    name: str
+    titles: list[str] = field(default_factory=list)  # of each passage ("" where none)
+    passages: list[str] = field(default_factory=list)
+    answer_sentences: list[tuple[int, str]] = field(default_factory=list)  # (passage, sentence)
+
+    def ngrams(self) -> tuple[np.ndarray, np.ndarray]:
+        """(hashes sorted, their passage indexes) of every passage."""
+        rows, hashes = ngram_hashes(self.passages)
+        order = np.argsort(hashes, kind="stable")
+        return hashes[order], rows[order]
+
+
+def _answer_sentence(context: str, start: int) -> str | None:
+    pos = 0
+    for sentence in sentences(context):
+        at = context.find(sentence, pos)
+        if at < 0:
+            continue
+        if at <= start < at + len(sentence):
+            return sentence
+        pos = at + len(sentence)
+    return None
+
+
+def load_eval_set(path: str) -> EvalSet:
+    """SQuAD/XQuAD JSON, a BEIR folder (corpus.jsonl) or jsonl with a `text` field."""
+    out = EvalSet(os.path.basename(path.rstrip("/")))
+    if os.path.isdir(path):
+        corpus = os.path.join(path, "corpus.jsonl")
+        if not os.path.exists(corpus):
+            raise AuditError(f"{path}: a BEIR folder holds corpus.jsonl; there is none")
+        path = corpus
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = f.read(1 << 16).lstrip()
+            f.seek(0)
+            if head.startswith("{") and '"data"' in head and not path.endswith(".jsonl"):
+                data = json.load(f)["data"]
+                for article in data:
+                    title = article.get("title", "").replace("_", " ")
+                    for para in article.get("paragraphs", []):
+                        index = len(out.passages)
+                        out.titles.append(title)
+                        out.passages.append(para["context"])
+                        seen = set()
+                        for qa in para.get("qas", []):
+                            for answer in qa.get("answers", []):
+                                s = _answer_sentence(para["context"], answer["answer_start"])
+                                if s is not None and s not in seen:
+                                    seen.add(s)
+                                    out.answer_sentences.append((index, s))
+                return out
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                if "text" not in row:
+                    raise AuditError(f"{path}:{number}: no `text` field")
+                out.titles.append(str(row.get("title", "")).replace("_", " "))
+                out.passages.append(row["text"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise AuditError(f"{path}: not a SQuAD/XQuAD JSON file, a BEIR folder or jsonl with a "
+                         f"`text` field ({type(e).__name__}: {e})") from None
+    return out
+
+
+# ---- the audit ---------------------------------------------------------------------------------
+
+def _contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    if not len(sorted_keys):
+        return np.zeros(len(keys), bool)
+    i = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[i] == keys
+
+
+def audit(folder: str, eval_set: EvalSet, tasks=None, batch_rows: int = 8192) -> dict:
+    """Per task: eval passages sharing an n-gram with a pair's query or document
+    (`passages_overlapping`), answer sentences that are pair queries, and the titles involved."""
+    hashes, owners = eval_set.ngrams()
+    unique = np.unique(hashes)
+    answer_keys = {}
+    for index, sentence in eval_set.answer_sentences:
+        answer_keys.setdefault(query_key(sentence), index)
+    shards = find_task_shards(folder, "parquet")
+    if not shards:
+        raise AuditError(f"{folder}: no Parquet pair shards (DIR/parquet/<task>/)")
+    result = {"against": eval_set.name, "passages": len(eval_set.passages),
+              "answer_sentences": len(eval_set.answer_sentences), "ngram": NGRAM, "tasks": {}}
+    for task, files in shards.items():
+        if tasks and task not in tasks:
+            continue
+        hit_passages, hit_answers = set(), set()
+        pages, pairs_overlapping, pairs, split_hits = Counter(), 0, 0, Counter()
+        seen_docs: set[str] = set()
+        for path in files:
+            pf = pq.ParquetFile(path)
+            names = pf.schema_arrow.names
+            cols = [c for c in ("query", "doc_text", "doc_id", "query_title", "doc_title",
+                                "split") if c in names]
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols):
+                n = batch.num_rows
+                pairs += n
+                queries = batch.column("query")
+                docs = batch.column("doc_text")
+                if "doc_id" in names:  # each document once
+                    ids = batch.column("doc_id").to_pylist()
+                    fresh = [i for i, d in enumerate(ids) if d not in seen_docs]
+                    seen_docs.update(ids)
+                else:
+                    fresh = list(range(n))
+                rows_q, hq = ngram_hashes(queries)
+                doc_idx = np.array(fresh, dtype=np.int64)
+                rows_d, hd = ngram_hashes(docs.take(pa.array(doc_idx, pa.int64())) if fresh
+                                          else pa.array([], pa.string()))
+                rows_d = doc_idx[rows_d] if len(rows_d) else rows_d
+                rows = np.concatenate([rows_q, rows_d])
+                h = np.concatenate([hq, hd])
+                hit = _contains(unique, h)
+                row_hits = np.unique(rows[hit])
+                if len(row_hits):
+                    lo = np.searchsorted(hashes, h[hit], "left")
+                    hi = np.searchsorted(hashes, h[hit], "right")
+                    for a, b in zip(lo, hi):
+                        hit_passages.update(owners[a:b].tolist())
+                    qt = batch.column("query_title").to_pylist()
+                    dt = batch.column("doc_title").to_pylist()
+                    sp = batch.column("split").to_pylist() if "split" in names else [None] * n
+                    for r in row_hits.tolist():
+                        pairs_overlapping += 1
+                        pages[qt[r]] += 1
+                        if dt[r] != qt[r]:
+                            pages[dt[r]] += 1
+                        split_hits[sp[r] or "unknown"] += 1
+                if answer_keys:
+                    for q in queries.to_pylist():
+                        index = answer_keys.get(query_key(q))
+                        if index is not None:
+                            hit_answers.add(q)
+        eval_titles = Counter(eval_set.titles[i] for i in hit_passages)
+        result["tasks"][task] = {
+            "pairs": pairs, "passages_overlapping": len(hit_passages),
+            "pairs_overlapping": pairs_overlapping,
+            "pairs_overlapping_by_split": dict(sorted(split_hits.items())),
+            "answer_sentences_as_queries": len(hit_answers),
+            "eval_titles": [t for t, _ in eval_titles.most_common() if t],
+            "build_titles": [t for t, _ in pages.most_common()]}
+    return result
+
+
+def format_audit(result: dict, top: int = 10) -> str:
+    lines = [f"against {result['against']}: {result['passages']:,} passages, "
+             f"{result['answer_sentences']:,} answer sentences; {result['ngram']}-token n-grams",
+             f"{'task':<6}{'pairs':>12}{'passages_overlapping':>22}{'pairs_overlapping':>19}"
+             f"{'answer_sentences_as_queries':>29}"]
+    for task, t in result["tasks"].items():
+        lines.append(f"{task:<6}{t['pairs']:>12,}{t['passages_overlapping']:>22,}"
+                     f"{t['pairs_overlapping']:>19,}{t['answer_sentences_as_queries']:>29,}")
+    for task, t in result["tasks"].items():
+        if t["eval_titles"]:
+            more = len(t["eval_titles"]) - top
+            lines.append(f"  {task}: eval titles: " + "; ".join(t["eval_titles"][:top])
+                         + (f" (+{more} more)" if more > 0 else ""))
+        if t["build_titles"]:
+            more = len(t["build_titles"]) - top
+            lines.append(f"  {task}: build pages: " + "; ".join(t["build_titles"][:top])
+                         + (f" (+{more} more)" if more > 0 else ""))
+    return "\n".join(lines)
+
+
+# ---- build --exclude ---------------------------------------------------------------------------
+
+class Exclusion:
+    """What `build --exclude` leaves out: pages whose normalized title is an eval set's title,
+    and pairs whose query or document shares a 13-token n-gram with an eval passage. Small and
+    picklable (a sorted uint64 array and a set of titles), so Beam ships it to every worker."""
+
+    def __init__(self, eval_sets: list[EvalSet], normalize=None):
+        hashes = [s.ngrams()[0] for s in eval_sets]
+        self.ngrams = np.unique(np.concatenate(hashes)) if hashes else np.zeros(0, np.uint64)
+        norm = normalize or (lambda t: t)
+        self.titles = {n for s in eval_sets for t in s.titles if t
+                       for n in [norm(t)] if n}
+        self.names = [s.name for s in eval_sets]
+
+    def page_excluded(self, title: str) -> bool:
+        return title in self.titles
+
+    def pair_excluded(self, pair) -> bool:
+        _, h = ngram_hashes([pair.query, pair.doc_text])
+        return bool(len(h)) and bool(_contains(self.ngrams, h).any())
+
+    def summary(self) -> dict:
+        return {"files": self.names, "titles": len(self.titles), "ngrams": int(len(self.ngrams))}
+
+
+def load_exclusion(paths: list[str], normalize=None) -> Exclusion:
+    return Exclusion([load_eval_set(p) for p in paths], normalize)
+
+
+__all__ = ["NGRAM", "AuditError", "EvalSet", "Exclusion", "audit", "format_audit",
+           "load_eval_set", "load_exclusion", "ngram_hashes", "sentences"]

@@ -303,6 +303,37 @@ def test_clean_negatives_equal_the_loss_without_the_duplicates(backend):
         assert nodup[key] == pytest.approx(plain, rel=1e-5)
 
 
+def test_held_out_accuracy_leaves_out_duplicate_documents():
+    """`in_batch_accuracy` on a batch with "negative_keys": row 1 (the same query text as row 0)
+    has a document that scores above query 0's own; it does not push query 0 to rank 2, and the
+    loss is the softmax without that column; without the keys it does."""
+    from types import SimpleNamespace
+
+    from wikipairs.trainer.evaluation import in_batch_accuracy
+
+    class Embeddings:  # a TwoTower whose "ids" are the embeddings
+        config = SimpleNamespace(temperature=1.0)
+        encode_queries = encode_docs = staticmethod(lambda x, training=False: x)
+        score = staticmethod(lambda q, d: np.asarray(q) @ np.asarray(d).T)
+
+    rng = np.random.default_rng(5)
+    q = 2 * np.eye(4) + 0.1 * rng.normal(size=(4, 4))
+    q[1] = q[0]  # rows 0 and 1: the same query text (a WLP query page's lead, twice)
+    d = q.copy()
+    d[1] = 1.5 * q[0]  # row 1's document scores higher than row 0's for query 0
+    keys = planted_keys(rng, 4, dups=((0, 1, 2),))
+    plain = in_batch_accuracy(Embeddings(), [{"query_ids": q, "doc_ids": d}])
+    clean = in_batch_accuracy(Embeddings(), [{"query_ids": q, "doc_ids": d,
+                                               "negative_keys": keys}])
+    assert plain["accuracy"] == 0.75 and not plain["clean_negatives"]
+    assert clean["accuracy"] == 1 and clean["clean_negatives"]
+    s = q @ d.T
+    keep = np.ones((4, 4), bool)
+    keep[0, 1] = keep[1, 0] = False
+    expected = np.mean([np.log(np.exp(s[i, keep[i]]).sum()) - s[i, i] for i in range(4)])
+    assert clean["loss"] == pytest.approx(expected, rel=1e-9)
+
+
 def test_losses_of_bfloat16_inputs_are_computed_in_float32():
     """Under --bf16 (mixed_bfloat16) the embeddings may arrive as bfloat16: the scores, the
     softmax and the loss are float32, equal (1e-6) to the float64 loss of the bfloat16-rounded

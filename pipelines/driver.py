@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
@@ -40,6 +40,8 @@ from wikipairs.reading.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_spl
 
 from .build import build_pipeline, eval_shards
 from .notes import NOTES, read_notes
+from .offline import (check_names, check_reachable, check_runner, cloud_error, dry_run_plan,
+                      validation_error)
 from .transforms import NAMESPACE
 
 LOG = "build.log"
@@ -164,13 +166,18 @@ def _clean_output(config: BuildConfig) -> None:
 def build(config: BuildConfig) -> dict:
     """Run the build; returns the stats (or the dry run's job summary). Raises WikipairsError."""
     parse = config.parse or ParseConfig(inputs=config.inputs, output=config.output)
-    splits = plan_splits(config.inputs, config.streams_per_split, config.parts_per_file)
+    config = preflight(config)
+    if config.dry_run:  # reads no bucket and no input: one split per input, as given
+        splits, sites = dry_run_plan(config.inputs, parse.lang)
+    else:
+        splits = plan_splits(config.inputs, config.streams_per_split, config.parts_per_file)
     paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
-    sites = {p: open_dump(p, lang=parse.lang).site for p in paths}  # XML or Enterprise HTML
+    if not config.dry_run:
+        sites = {p: open_dump(p, lang=parse.lang).site for p in paths}  # XML or Enterprise HTML
     lang = sites[paths[0]].lang
     method = parse.sentence_splitter
     texts = (training_text(paths, parse.lang, parse.allow_truncated)
-             if SentenceSplitter.needs_training_text(method) else [])
+             if SentenceSplitter.needs_training_text(method) and not config.dry_run else [])
     splitter = SentenceSplitter.for_language(lang, texts, method=method)
     tokenizer = None
     if config.vocab:
@@ -183,7 +190,7 @@ def build(config: BuildConfig) -> dict:
         from wikipairs.shards.audit import load_exclusion
         from wikipairs.text.titles import TitleParser
         exclude = load_exclusion(config.exclude, TitleParser(sites[paths[0]]).normalize)
-    input_bytes = sum(fileio.size(p) for p in paths)  # compressed: one look per (remote) file
+    input_bytes = 0 if config.dry_run else sum(fileio.size(p) for p in paths)  # one look each
     num_shards = config.num_shards or auto_shards(input_bytes)
     in_memory = redirects_in_memory(config, input_bytes)
     if not config.dry_run:
@@ -194,13 +201,18 @@ def build(config: BuildConfig) -> dict:
     if config.runner in ("DirectRunner", "direct") and not config.dry_run:
         limit_malloc_arenas()
     options = PipelineOptions(_runner_args(config))
-    pipeline = beam.Pipeline(options=options)
+    try:
+        pipeline = beam.Pipeline(options=options)
+    except ValueError as e:  # Beam's option validation, its reasons on one line
+        raise validation_error(e) or e
     build_pipeline(pipeline, splits=splits, sites=sites, splitter=splitter, parse=parse,
                    pairs=config.pairs, tasks=config.tasks, formats=config.formats,
                    tokenizer=tokenizer, num_shards=num_shards, output=config.output,
                    title_capacity=title_capacity(input_bytes),
                    redirects_in_memory=in_memory, exclude=exclude,
                    workdir=fileio.join(config.output, WORKDIR), progress_dir=progress_dir)
+    if config.dry_run and config.runner != "DataflowRunner":  # only Dataflow has a dry run
+        return {"dry_run": True, "runner": config.runner, "splits": len(splits), "job": None}
     started = time.monotonic()
     try:
         with _stderr_to(_log_path(config)) as terminal, \
@@ -210,7 +222,7 @@ def build(config: BuildConfig) -> dict:
     except Exception as e:  # a worker's DumpError comes back wrapped by the runner
         with contextlib.suppress(OSError):
             fileio.rmtree(fileio.join(config.output, WORKDIR))
-        raise _input_error(e) or e
+        raise _input_error(e) or cloud_error(e) or validation_error(e) or e
     if config.dry_run:
         return {"dry_run": True, "runner": config.runner, "splits": len(splits),
                 "job": getattr(result, "job", None)}
@@ -229,6 +241,38 @@ def build(config: BuildConfig) -> dict:
         with contextlib.suppress(OSError):
             fileio.rmtree(fileio.join(config.output, folder))
     return stats
+
+
+def preflight(config: BuildConfig) -> BuildConfig:
+    """The config with the runner's canonical name, after the checks made before any input is
+    read (pipelines/offline.py): the runner, the project ID, every gs:// bucket name, all
+    without a request; then, for a real run on GCS or Dataflow, whether the storage host
+    answers (seconds, rather than a minute of retries per request). Raises WikipairsError."""
+    runner, warning = check_runner(config.runner)
+    if warning and warning not in _WARNED:
+        _WARNED.add(warning)
+        print(f"wikipairs: warning: {warning}", file=sys.stderr)
+    config = replace(config, runner=runner)
+    from apache_beam.options.pipeline_options import GoogleCloudOptions
+    cloud = PipelineOptions(config.beam_args).view_as(GoogleCloudOptions)
+    locations = [(f"--{name}", getattr(cloud, name)) for name in
+                 ("temp_location", "staging_location", "template_location")
+                 if getattr(cloud, name, None)]
+    check_names([("--input", p) for p in config.inputs] + [("--output", config.output)]
+                + locations, cloud.project if runner == "DataflowRunner" else None)
+    if config.dry_run and runner == "DataflowRunner" and not any(
+            re.match(r"gs://[^/]+/", loc or "") for loc in (cloud.temp_location,
+                                                            cloud.staging_location)):
+        # Without one usable location Beam looks up (or creates) a default bucket, online.
+        raise BuildError("a DataflowRunner dry run needs --temp_location gs://BUCKET/PATH (a "
+                         "dry run reads no bucket, so it cannot look up a default one)")
+    if not config.dry_run and (runner == "DataflowRunner" or any(
+            fileio.is_url(p) for p in [*config.inputs, config.output])):
+        check_reachable()
+    return config
+
+
+_WARNED: set[str] = set()
 
 
 _WORKER_ERROR = re.compile(r"(?:wikipairs\.errors\.)?(?:Truncated)?DumpError: (.+)")
@@ -398,4 +442,4 @@ def _versions() -> dict:
     return versions
 
 
-__all__ = ["BuildConfig", "build", "auto_shards", "staging_file"]
+__all__ = ["BuildConfig", "build", "preflight", "auto_shards", "staging_file"]

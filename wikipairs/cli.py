@@ -289,7 +289,7 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
 
     Options Beam knows (e.g. --project, --region, --temp_location) are passed through; any
     other option is an error."""
-    from .pipelines.driver import BuildConfig, build as run_build
+    from .pipelines.driver import BuildConfig, build as run_build, preflight
     from .reading import check_declared_language
     from .shards.pair_shards import FORMATS
     from .pairs.tasks import TASKS, PairConfig
@@ -318,11 +318,18 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
         dry_run=dry_run, beam_args=list(ctx.args), command=sys.argv[:],
         quiet=quiet or not (progress if progress is not None else sys.stderr.isatty()),
         log_to_file=not loud)
-    check_declared_language(inputs, lang)
-    _announce_splitting(inputs, lang, sentence_splitter, quiet, tokens=token_measure(vocab))
+    config = preflight(config)  # runner, project, buckets; can GCS be reached: before reading
+    if not dry_run:  # a dry run reads no input (nor a bucket)
+        check_declared_language(inputs, lang)
+    from .pipelines.offline import lang_from_name
+    _announce_splitting(inputs, lang or (lang_from_name(inputs[0]) if dry_run else None),
+                        sentence_splitter, quiet, tokens=token_measure(vocab))
     stats = run_build(config)
     if dry_run:
-        click.echo(f"dry run: {runner} job built ({stats['splits']} input splits), not submitted")
+        done = "not submitted" if stats["runner"] == "DataflowRunner" else "not run"
+        click.echo(f"dry run: {stats['runner']} job built ({stats['splits']} input split"
+                   f"{'s' if stats['splits'] != 1 else ''}: one "
+                   f"per input, none read; project and bucket names checked offline), {done}")
         return
     print_stats_table(stats)
     click.echo(f"{'output':<24}{fileio.abspath(output)}")

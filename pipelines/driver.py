@@ -31,6 +31,7 @@ from wikipairs.shards.layout import FORMATS, remove_empty_format_folders, replac
 from wikipairs.pairs.tasks import TASKS, PairConfig
 from wikipairs.parse import ParseConfig, open_dump, training_text
 from wikipairs.progress import LineWriter, ProgressLines
+from wikipairs.text import template_drops
 from wikipairs.text.sentences import SentenceSplitter
 from wikipairs.text.tokens import token_measure
 from wikipairs.shards.card import CARD, build_card, check_card, write_card
@@ -388,7 +389,10 @@ def _stats(config: BuildConfig, notes: list[dict], counters: dict, seconds: floa
                                   for s in ("train", "eval")},
                        "eval_dropped_query_on_train_page":
                            counters.get(f"{task}_eval_dropped_query_on_train_page", 0)}
-    return {"tasks": tasks, "counters": dict(sorted(counters.items())),
+    return {"tasks": tasks,
+            "counters": dict(sorted(template_drops.without_per_name(counters).items())),
+            # the wikitext path's templates dropped in running text, per name (top names)
+            "templates_dropped_inline": template_drops.summary(counters),
             "seconds": round(seconds, 1)}
 
 

@@ -29,6 +29,7 @@ from wikipairs.progress import Throttle
 from wikipairs.records import HtmlPage, Redirect
 from wikipairs.text.redirects import MAX_DEPTH, RedirectMap
 from wikipairs.reading.splits import index_titles, prepare_file, read_split
+from wikipairs.text import template_drops
 from wikipairs.text.titles import TitleParser
 from wikipairs.text.parsoid import ParsoidCleaner
 from wikipairs.text.wikitext import Cleaner, ParseOptions
@@ -38,12 +39,23 @@ from .notes import save_note
 NAMESPACE = "wikipairs"
 
 
-def flush_counts(counts: Counter) -> None:
-    """Move a core Counter's values into Beam counters (then clear it)."""
+def flush_counts(counts: Counter, held: Counter | None = None) -> None:
+    """Move a core Counter's values into Beam counters (then clear it). The counts per
+    template name go into `held` instead, where given: a split sends only its top names
+    (template_drops.cap), not a counter per name of a wiki's thousands."""
     for name, value in counts.items():
         if value:
+            if held is not None and template_drops.is_per_name(name):
+                held[name] += value
+                continue
             Metrics.counter(NAMESPACE, name).inc(value)
     counts.clear()
+
+
+def flush_held(held: Counter) -> None:
+    """A split's held counts per template name, its top names only, into Beam counters."""
+    template_drops.cap(held)
+    flush_counts(held)
 
 
 class SplitProgress:
@@ -175,6 +187,7 @@ class ParseAndPair(beam.DoFn):
                                      self.tokenizer is not None)
                    for task in ("ict", "bfs") if task in self.tasks}
         progress = SplitProgress(self.progress_dir, index)
+        held = Counter()  # counts per template name, sent at the end (flush_held)
         self.train_keys = set()
         for page in read_split(split, self.counts, self.parse_config.allow_truncated,
                                self.parse_config.lang):
@@ -183,7 +196,7 @@ class ParseAndPair(beam.DoFn):
             progress.pages += 1
             yield from self._page(page, writers, titles)
             if self.counts["pages_read"] >= 100:
-                flush_counts(self.counts)
+                flush_counts(self.counts, held)
             progress.update({task: w.pairs for task, w in writers.items()})
         progress.update({task: w.pairs for task, w in writers.items()}, force=True)
         for key in sorted(self.train_keys):  # the split's distinct train queries (EvalFilter)
@@ -193,7 +206,8 @@ class ParseAndPair(beam.DoFn):
             save_note(self.output, note)
             self.counts[f"{task}_pairs"] += note["pairs"]
             yield note
-        flush_counts(self.counts)
+        flush_counts(self.counts, held)
+        flush_held(held)
 
     def _page(self, page, writers, titles):
         article = parse_page(page, self._cleaner(page.source, isinstance(page, HtmlPage)),

@@ -58,9 +58,9 @@ def recorded(monkeypatch_module):
             seen["pieces"].append([_Piece(p.text, p.target, p.raw_target) for p in pieces])
             return sentences_of(self, pieces)
 
-        def record_template(self, source, work, depth, seen=seen):
+        def record_template(self, source, work, depth, *context, seen=seen):
             seen["templates"].append(source)
-            return render_template(self, source, work, depth)
+            return render_template(self, source, work, depth, *context)
 
         def record_paragraph(self, paragraph, counts=None, seen=seen):
             if self.splitter is not None:  # not the cleaner that gathers Punkt training text

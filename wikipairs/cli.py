@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 import sys
@@ -17,6 +18,7 @@ from .cli_options import (ALLOW_TRUNCATED_HELP, DOC_MAX_TOKENS_HELP, KEEP_TABLES
                           NAMESPACES_HELP, QUERY_MAX_TOKENS_HELP, add_missing_verbosity_options,
                           verbosity_options)
 from .errors import WikipairsError
+from .text.template_drops import lines as template_lines
 
 EXIT_USAGE = 2
 # Modules of the optional extras (pyproject.toml), by the extra that installs them.
@@ -208,6 +210,8 @@ def _print_summary(summary: dict, output: str) -> None:
     for label, value, note in rows:
         click.echo(f"{label:<24}{value:>10,}" + (f"   ({note})" if note else ""))
     click.echo(f"{'language':<24}{summary['lang']:>10}   sentences: {summary['sentence_splitter']}")
+    for line in template_lines(summary.get("templates_dropped_inline"), summary["articles"]):
+        click.echo(line)
     click.echo(f"{'output':<24}{os.path.abspath(output)}")
 
 
@@ -419,14 +423,24 @@ def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, all
               help="Write histograms of query/document lengths and pairs per page (PNG).")
 @verbosity_options()
 def stats(folder, plot, quiet, verbose):
-    """The Table-1 statistics of a build (pairs, tokens, mean lengths), optionally plotted."""
-    from .shards.report import built_tasks, load_stats, plot_stats
+    """The Table-1 statistics of a build (pairs, tokens, mean lengths), optionally plotted; of a
+    parse output, its counts. Both with the templates the wikitext path dropped inline."""
+    from .shards.report import ReportError, built_tasks, load_stats, plot_stats
 
+    parse_stats = fileio.join(folder, "parse_stats.json")
+    if not fileio.exists(fileio.join(folder, "stats.json")) and fileio.exists(parse_stats):
+        if plot:
+            raise ReportError(f"{folder}: a parse output; --plot draws a build's pairs")
+        _print_summary(json.loads(fileio.read_text(parse_stats)), folder)
+        return
     data = load_stats(folder)
     print_stats_table(data)
     skipped = {k: v for k, v in data.get("counters", {}).items() if "skipped" in k}
     if skipped:
         click.echo("skipped: " + ", ".join(f"{k} {v:,}" for k, v in sorted(skipped.items())))
+    for line in template_lines(data.get("templates_dropped_inline"),
+                               data.get("counters", {}).get("articles")):
+        click.echo(line)
     if plot:
         plot_stats(folder, built_tasks(data), plot)
         click.echo(f"plot    {os.path.abspath(plot)}")

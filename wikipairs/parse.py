@@ -23,6 +23,7 @@ import pyarrow as pa
 from . import __version__
 from .reading import DumpFile, expand_inputs
 from .reading.enterprise_html import ENTERPRISE_HTML, EnterpriseDump, input_kind
+from .text import template_drops
 from .text.filters import skip_reason
 from .progress import ProgressLines
 from .records import Article, HtmlPage, Page, Redirect
@@ -211,6 +212,8 @@ def parse_dump(config: ParseConfig) -> dict:
         "sentences": counts["sentences"], "links": counts["links"],
         "redirect_cycles_or_too_deep": sum(1 for _, _, r in redirects.rows() if r is None),
         "lang": info["lang"], "sentence_splitter": info["sentence_splitter"],
+        # the wikitext path's templates dropped in running text (text/template_drops.py)
+        "templates_dropped_inline": template_drops.summary(counts),
     }
     write_json(os.path.join(config.output, "parse_stats.json"), summary)
     manifest = {

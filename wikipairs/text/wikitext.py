@@ -19,6 +19,7 @@ from mwparserfromhell.nodes import (Argument, Comment, ExternalLink, Heading, HT
 
 from ..records import Article, Link, Page, Section
 from .sentences import SentenceSplitter
+from .template_drops import add_page as add_dropped_templates, display_name, in_running_text
 from .templates import renderer_for
 from .titles import INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces
 
@@ -113,6 +114,8 @@ class _PageWork:
     one call, so that a Cleaner keeps no page's state."""
     counts: Counter
     hidden_links: list[Link] = field(default_factory=list)
+    dropped_inline: Counter = field(default_factory=Counter)  # template name -> count
+    boilerplate: list | None = None  # (start, end) of the boilerplate sections, when needed
 
 
 @dataclass
@@ -156,6 +159,7 @@ class Cleaner:
             text = self._brackets_before_special.sub("", text)
         text, categories = self.strip_special_links(text)
         text = self.expand_templates(text, work)
+        add_dropped_templates(counts, work.dropped_inline)
         text = _MAGIC.sub("", text)
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)
@@ -178,7 +182,8 @@ class Cleaner:
                     kind, start = stack.pop()
                     if not stack:
                         out.append(text[last:start])
-                        out.append(self._render_template(text[start:end], work, depth))
+                        out.append(self._render_template(text[start:end], work, depth, text,
+                                                         start))
                         last = end
             elif stack and stack[-1][0] == "table":
                 kind, start = stack.pop()
@@ -197,11 +202,15 @@ class Cleaner:
         out.append(text[last:])
         return "".join(out)
 
-    def _render_template(self, source: str, work: _PageWork, depth: int) -> str:
+    def _render_template(self, source: str, work: _PageWork, depth: int, context: str = "",
+                         start: int = 0) -> str:
         name = source[2:].split("|", 1)[0].split("}}", 1)[0]
         renderer = renderer_for(name) if ":" not in name or name.lower().startswith("template:") \
             else None
         if renderer is None or depth > 20:
+            if renderer is None and in_running_text(context, start, start + len(source)) \
+                    and not (depth == 0 and self._in_boilerplate(context, start, work)):
+                work.dropped_inline[display_name(name)] += 1  # its words are lost
             self._collect_hidden_links(source, work.hidden_links)
             return ""
         work.counts["templates_kept"] += 1
@@ -210,6 +219,27 @@ class Cleaner:
             return ""
         rendered = renderer(args)
         return self.expand_templates(rendered, work, depth + 1)
+
+    def _in_boilerplate(self, text: str, position: int, work: _PageWork) -> bool:
+        """Whether `position` of the page's text is in a section that `sections` drops
+        (references, external links...: a template there takes no words from the article).
+        The sections are found once per page, and only for a page with a dropped inline
+        template."""
+        if work.boilerplate is None:
+            work.boilerplate, skip_level, skip_start = [], None, 0
+            for m in _headings(text):
+                level = len(m.group(1))
+                if skip_level is not None and level > skip_level:
+                    continue
+                if skip_level is not None:
+                    work.boilerplate.append((skip_start, m.start()))
+                    skip_level = None
+                title = clean_spaces(_TAG_LEFTOVER.sub("", m.group(2))).casefold().rstrip(":")
+                if title in self.boilerplate:
+                    skip_level, skip_start = level, m.start()
+            if skip_level is not None:
+                work.boilerplate.append((skip_start, len(text)))
+        return any(start <= position < end for start, end in work.boilerplate)
 
     def _render_table(self, source: str, work: _PageWork, depth: int) -> str:
         work.counts["tables"] += 1
@@ -616,6 +646,24 @@ def _brace_tokens(text: str):
 
 # A template with none of these in it is split into its arguments by hand: nothing nested.
 _NOT_PLAIN_TEMPLATE = re.compile(r"[\[\]{}<>\n]|://|''")
+
+
+def _headings(text: str):
+    """_HEADING.finditer(text), looking only at the lines that start with "=" (a page's few)."""
+    pos, size = 0, len(text)
+    while pos < size:
+        if text[pos] != "=":
+            pos = text.find("\n=", pos)
+            if pos < 0:
+                return
+            pos += 1
+        m = _HEADING.match(text, pos)
+        if m:
+            yield m
+        end = text.find("\n", pos)
+        if end < 0:
+            return
+        pos = end + 1
 
 
 def template_args(source: str) -> dict[str, str] | None:

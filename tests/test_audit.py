@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SAMPLE_DUMP, SHARED_DATA, describe, run_cli, write_fake_dump
 from wikipairs.shards.audit import (Exclusion, EvalSet, audit, load_eval_set, ngram_hashes,
-                                    sentences)
+                                    sentences, text_ngram_hashes)
 
 SQUAD_DEV = SHARED_DATA / "squad" / "dev-v1.1.json"
 TASKS = ("ict", "bfs", "wlp")
@@ -35,6 +35,19 @@ def test_ngram_hashes_are_per_text_and_ignore_case_and_punctuation():
     assert len(ngram_hashes([" ".join(WORDS[:7]), " ".join(WORDS[7:])])[1]) == 0
     greek = "Η Αθήνα είναι η πρωτεύουσα και η μεγαλύτερη πόλη της Ελλάδας με πολλούς κατοίκους"
     assert len(ngram_hashes([greek])[1]) == len(greek.split()) - 12
+
+
+def test_one_text_path_equals_the_arrow_path():
+    texts = ["Η Αθήνα είναι η πρωτεύουσα και η μεγαλύτερη πόλη της Ελλάδας με πολλούς κατοίκους "
+             "και ΜΕΓΑΛΗ ιστορία.",
+             "বাংলা ভাষা একটি ইন্দো-আর্য ভাষা যা দক্ষিণ এশিয়ার বাঙালি জাতির প্রধান কথ্য ও লেখ্য ভাষা। "
+             "মাতৃভাষীর সংখ্যায় বাংলা বিশ্বের ষষ্ঠ বৃহত্তম ভাষা।",
+             "Die Straße in İstanbul heißt ÄUSSERE Ring-Straße, 2024 gebaut; sie ist 13 km lang "
+             "und hat viele Kurven und Brücken über den Fluss.",
+             " ".join(WORDS) + " " + " ".join(WORDS)]
+    for text in texts:
+        assert text_ngram_hashes([text]).tolist() == ngram_hashes([text])[1].tolist(), text
+    assert text_ngram_hashes(texts[:2]).tolist() == ngram_hashes(texts[:2])[1].tolist()
 
 
 def test_sentences_and_answer_sentences(tmp_path):

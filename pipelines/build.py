@@ -107,6 +107,8 @@ def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, fo
     for index, split in enumerate(splits):
         if split.whole_file:
             per_file.setdefault(split.path, []).append((index, split))
+        elif split.kind:  # a passage corpus: planned already, no index, no titles (no links)
+            planned.append((index, split))
         else:
             planned.append((index, split))
             indexed.append(split.path)

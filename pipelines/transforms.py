@@ -26,12 +26,13 @@ from wikipairs.pairs.tasks import (PairBuilder, PairConfig, WlpDoc, approx_token
 from wikipairs.pairs.heldout import query_key, split_of
 from wikipairs.parse import ParseConfig, page_redirects, parse_page
 from wikipairs.progress import Throttle
-from wikipairs.records import HtmlPage, Redirect
+from wikipairs.records import HtmlPage, PassagePage, Redirect
 from wikipairs.text.redirects import MAX_DEPTH, RedirectMap
 from wikipairs.reading.splits import index_titles, prepare_file, read_split
 from wikipairs.text import template_drops
 from wikipairs.text.titles import TitleParser
 from wikipairs.text.parsoid import ParsoidCleaner
+from wikipairs.text.passages import PassageCleaner
 from wikipairs.text.wikitext import Cleaner, ParseOptions
 
 from .notes import save_note
@@ -173,10 +174,14 @@ class ParseAndPair(beam.DoFn):
             return known
         return may_exist
 
-    def _cleaner(self, source: str, html: bool = False) -> Cleaner | ParsoidCleaner:
-        """The source file's cleaner: wikitext, or Parsoid HTML for an Enterprise HTML dump."""
+    def _cleaner(self, page) -> Cleaner | ParsoidCleaner | PassageCleaner:
+        """The source file's cleaner: wikitext, Parsoid HTML for an Enterprise HTML dump, or
+        passages for a passage corpus."""
+        source = page.source
         if source not in self.cleaners:
-            self.cleaners[source] = (ParsoidCleaner if html else Cleaner)(
+            kind = (ParsoidCleaner if isinstance(page, HtmlPage)
+                    else PassageCleaner if isinstance(page, PassagePage) else Cleaner)
+            self.cleaners[source] = kind(
                 TitleParser(self.sites[source]), self.splitter,
                 ParseOptions(keep_tables=self.parse_config.keep_tables), resolve=None)
         return self.cleaners[source]
@@ -210,8 +215,7 @@ class ParseAndPair(beam.DoFn):
         flush_held(held)
 
     def _page(self, page, writers, titles):
-        article = parse_page(page, self._cleaner(page.source, isinstance(page, HtmlPage)),
-                             self.parse_config, self.counts)
+        article = parse_page(page, self._cleaner(page), self.parse_config, self.counts)
         if article is None:
             return
         if self.exclude is not None and self.exclude.page_excluded(article.title):

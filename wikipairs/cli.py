@@ -328,6 +328,10 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
     from .pipelines.offline import lang_from_name
     _announce_splitting(inputs, lang or (lang_from_name(inputs[0]) if dry_run else None),
                         sentence_splitter, quiet, tokens=token_measure(vocab))
+    from .reading.passages import wlp_note
+    note = wlp_note(inputs) if "wlp" in config.tasks and not dry_run else None
+    if note:  # a passage corpus has no links: said, not an error
+        click.echo(note, err=True)
     stats = run_build(config)
     if dry_run:
         done = "not submitted" if stats["runner"] == "DataflowRunner" else "not run"

@@ -1,8 +1,8 @@
 """`wikipairs parse`: dump files -> Parquet shards of Articles, the redirect table, a manifest.
 
-The input is XML dumps or Wikimedia Enterprise HTML dumps, told apart by their content
-(`open_dump`); each has its cleaner (`cleaner_for`: wikitext or Parsoid HTML), and the rest of
-the job is the same for both.
+The input is XML dumps, Wikimedia Enterprise HTML dumps or plain passage corpora (JSON lines or
+Parquet), told apart by their content (`open_dump`); each has its cleaner (`cleaner_for`:
+wikitext, Parsoid HTML or passages), and the rest of the job is the same for all.
 
 Two passes over the input: the first collects redirects (and, with `--sentence-splitter
 punkt-trained`, text to train Punkt on); the second parses articles, resolving link targets
@@ -23,10 +23,11 @@ import pyarrow as pa
 from . import __version__
 from .reading import DumpFile, expand_inputs
 from .reading.enterprise_html import ENTERPRISE_HTML, EnterpriseDump, input_kind
+from .reading.passages import PassageCorpus, input_kind as passages_kind
 from .text import template_drops
 from .text.filters import skip_reason
 from .progress import ProgressLines
-from .records import Article, HtmlPage, Page, Redirect
+from .records import Article, HtmlPage, Page, PassagePage, Redirect
 from .text.redirects import RedirectMap
 from .text.sentences import TRAINING_CHARS, SentenceSplitter
 from wikipairs.schemas import ARTICLE, REDIRECT, arrow_schema
@@ -34,6 +35,7 @@ from .shards.card import check_card, parse_card, remove_card, write_card
 from .shards.output import (MANIFEST, OWN_SHARD_FILE, ParquetShards, file_entry, prepare_output,
                      sha256_file, write_json, write_parquet)
 from .text.parsoid import ParsoidCleaner
+from .text.passages import PassageCleaner
 from .text.wikitext import Cleaner, ParseOptions
 
 
@@ -114,18 +116,25 @@ def training_text(paths: list[str], lang: str | None, allow_truncated: bool) -> 
 
 
 def open_dump(path: str, lang: str | None = None, keep_copy: bool = False,
-              redirects_only: bool = False) -> DumpFile | EnterpriseDump:
-    """The reader of a dump file by its content: an Enterprise HTML dump (a tar of NDJSON
-    records) or an XML dump (`keep_copy` and `redirects_only` are the XML reader's options)."""
+              redirects_only: bool = False) -> DumpFile | EnterpriseDump | PassageCorpus:
+    """The reader of a dump file by its content: a passage corpus (JSON lines or Parquet), an
+    Enterprise HTML dump (a tar of NDJSON records) or an XML dump (`keep_copy` and
+    `redirects_only` are the XML reader's options)."""
+    kind = passages_kind(path)
+    if kind is not None:
+        return PassageCorpus(path, lang=lang, redirects_only=redirects_only, kind=kind)
     if input_kind(path) == ENTERPRISE_HTML:
         return EnterpriseDump(path, lang=lang, redirects_only=redirects_only)
     return DumpFile(path, lang=lang, keep_copy=keep_copy, redirects_only=redirects_only)
 
 
-def cleaner_for(dump: DumpFile | EnterpriseDump, splitter: SentenceSplitter | None,
-                options: ParseOptions | None = None, resolve=None) -> Cleaner | ParsoidCleaner:
-    """The cleaner of a dump's pages: wikitext or Parsoid HTML; the same Article either way."""
-    kind = ParsoidCleaner if isinstance(dump, EnterpriseDump) else Cleaner
+def cleaner_for(dump: DumpFile | EnterpriseDump | PassageCorpus, splitter: SentenceSplitter | None,
+                options: ParseOptions | None = None, resolve=None
+                ) -> Cleaner | ParsoidCleaner | PassageCleaner:
+    """The cleaner of a dump's pages: wikitext, Parsoid HTML or passages; the same Article
+    either way."""
+    kind = (ParsoidCleaner if isinstance(dump, EnterpriseDump)
+            else PassageCleaner if isinstance(dump, PassageCorpus) else Cleaner)
     return kind(dump.titles, splitter, options or ParseOptions(), resolve=resolve)
 
 
@@ -241,10 +250,11 @@ def parse_page(page: Page | HtmlPage, cleaner: Cleaner | ParsoidCleaner, config:
     if page.ns not in config.namespaces:
         counts["skipped_namespace"] += 1
         return None
-    reason = skip_reason(page, None)  # most disambiguation and list pages need no parse
+    plain = isinstance(page, PassagePage)  # a passage corpus's pages are all kept
+    reason = None if plain else skip_reason(page, None)  # most need no parse to be known
     if reason is None or _kept(reason, config):
         article = cleaner.article(page, counts)
-        reason = skip_reason(page, article.categories)
+        reason = None if plain else skip_reason(page, article.categories)
     if reason is not None and not _kept(reason, config):
         counts[f"skipped_{reason}"] += 1
         return None

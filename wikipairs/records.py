@@ -131,3 +131,34 @@ class HtmlPage:
         """No wikitext: the filters that look for templates in it find none (Parsoid expanded
         them); disambiguation pages are known by their categories."""
         return ""
+
+
+@dataclass
+class PassageRecord:
+    """One record of a plain passage corpus (reading/passages.py)."""
+
+    title: str
+    text: str
+    section: int = 0
+    order: float = 0
+    position: int = 0  # in the file (byte offset of its line, or its row): a stable order
+    heading: str = ""
+    page_id: int | None = None
+
+
+@dataclass
+class PassagePage:
+    """The passages of one title of a plain passage corpus (reading/passages.py), in page
+    order: section, order, file position."""
+
+    id: int
+    title: str
+    passages: list[PassageRecord] = field(default_factory=list)
+    ns: int = 0
+    redirect: str | None = None
+    source: str = ""
+
+    @property
+    def text(self) -> str:
+        """No wikitext (the filters that read templates find none)."""
+        return ""

@@ -1,4 +1,5 @@
-"""`wikipairs reqa build|eval|pairs`: the click group (wikipairs/cli.py adds it to `main`).
+"""`wikipairs reqa build|eval|pairs|passages`: the click group (wikipairs/cli.py adds it to
+`main`).
 
 Errors are ReqaError (a WikipairsError): `main` prints them as one line and exits with status 2.
 """
@@ -87,6 +88,32 @@ def build(squad_paths, nq_patterns, output, write_squad, langs, sentence_splitte
     manifest = write_reqa(data, output, squad_paths[0] if len(squad_paths) == 1 else None)
     _print_counts(manifest["counts"], extra + language_lines(manifest)
                   + [("output", os.path.abspath(output))])
+
+
+@reqa.command(context_settings=HELP)
+@click.option("--squad", "squad_path", required=True, metavar="FILE.json",
+              help="SQuAD v1.1-format JSON (e.g. dev-v1.1.json).")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The passage corpus to write (JSON lines), for `wikipairs build -i`.")
+@click.option("--sections/--no-sections", default=True, show_default=True,
+              help="Each paragraph a section of its own (the first is the lead: ICT and BFS, "
+                   "one document per paragraph); without, all in the lead (ICT only).")
+@verbosity_options()
+def passages(squad_path, output, sections, quiet, verbose):
+    """Write the paragraphs of a SQuAD file as a passage corpus (id, title, text, order,
+    section): no questions, for unsupervised pre-training on the target corpus."""
+    from wikipairs.reading.passages import squad_passages, write_jsonl
+
+    from .data import load_squad
+
+    squad = load_squad(squad_path)
+    n = write_jsonl(squad_passages(squad, sections=sections), output)
+    if n == 0:
+        raise ReqaError(f"{squad_path}: no paragraphs")
+    pages = len({str(a.get("title")) for a in squad["data"]})
+    click.echo(f"{'passages':<22}{n:>10,}")
+    click.echo(f"{'pages (titles)':<22}{pages:>10,}")
+    click.echo(f"{'output':<22}{os.path.abspath(output)}")
 
 
 def _train_percent(split: str, train_percent: float | None) -> float:

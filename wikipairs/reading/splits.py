@@ -11,6 +11,9 @@ Wikimedia's `*-multistream.xml.bz2` files are many bz2 streams of ~100 pages eac
 a byte range [start, end) covering whole streams; it decompresses on its own, so many workers read
 one large file. The stream before the first page (offset 0) holds `<mediawiki>` and `<siteinfo>`,
 which every split reuses as its header.
+
+A plain passage corpus (JSON lines or Parquet: reading/passages.py) is planned here directly:
+byte ranges of whole lines or ranges of rows, cut where the title changes (`kind`).
 """
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ from .fastbz2 import open_bz2
 from .enterprise_html import ENTERPRISE_HTML, EnterpriseDump, byte_lines, input_kind
 from .page_reader import DumpFile, PageReader
 from .page_scanner import PageBlock, PageScanner
+from .passages import PASSAGE_KINDS, input_kind as passages_kind, plan_passage_splits, \
+    read_passage_pages
 from .sources import ChunkStream, XmlStream, decompressed, expand_inputs, open_xml
 
 STREAMS_PER_SPLIT = 50  # ~5,000 pages: enough work per split, little memory
@@ -53,10 +58,11 @@ class Split:
     parts: int = 1
     plain: str | None = None  # decompressed copy (prepare_file): [start, end) are offsets in it
     line: int = 0  # line of the file (decompressed) where the page at `start` begins; 0: unknown
+    kind: str = ""  # a passage corpus (passages.PASSAGE_KINDS): [start, end) bytes or rows
 
     @property
     def whole_file(self) -> bool:
-        return self.plain is None and self.start == 0 and self.end is None
+        return self.plain is None and self.start == 0 and self.end is None and not self.kind
 
     def owns(self, ordinal: int) -> bool:
         """Whether the page at this position of the file is this split's to parse."""
@@ -94,6 +100,12 @@ def plan_splits(patterns: list[str], streams_per_split: int = STREAMS_PER_SPLIT,
     The plan depends on the inputs and these two numbers only (never on the runner)."""
     splits = []
     for path in expand_inputs(patterns):
+        kind = passages_kind(path)
+        if kind is not None:  # whole lines or rows, cut where the title changes
+            ranges = plan_passage_splits(path, parts_per_file, kind)
+            splits.extend(Split(path, a, b, part=k, parts=len(ranges), kind=kind)
+                          for k, (a, b) in enumerate(ranges))
+            continue
         index = index_for(path)
         offsets = stream_offsets(index) if index else []
         if len(offsets) <= 1 or streams_per_split <= 0:
@@ -298,6 +310,9 @@ def read_split(split: Split, counts: Counter | None = None, allow_truncated: boo
     """The pages of a split (Page.source is the dump file's path). `counts` gets pages_read
     for the split's own pages only, and truncated_files from the file's first split only."""
     counts = counts if counts is not None else Counter()
+    if split.kind in PASSAGE_KINDS:
+        yield from read_passage_pages(split.path, split.kind, split.start, split.end, counts)
+        return
     if split.whole_file:
         yield from _pages_of_part(split, counts, allow_truncated, lang)
         return

@@ -2,6 +2,9 @@
 
 dewiki-minidump declares en but is German: the check warns in one line and `--lang` then brings
 that language's aliases and sentence splitter (wikipairs.text.language_check decides from the text).
+An Enterprise HTML dump declares its language in each record (`in_language`; the first record's
+is the dump's, as EnterpriseDump.site says): the text checked is its first articles' paragraphs
+(`<p>`, tags dropped), by the same rules.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from collections.abc import Iterable, Iterator
 
 from ..errors import DumpError
 from ..text.language_check import TextLanguage, mismatch, warning_line
+from .enterprise_html import ENTERPRISE_HTML, EnterpriseDump, input_kind
 from .page_reader import DumpFile
 from .page_scanner import PageScanner
 from .sources import ChunkStream, expand_inputs, open_xml
@@ -24,7 +28,11 @@ _SAMPLE_BYTES = 4 << 20
 _SAMPLE_ARTICLES = 30
 _SAMPLE_CHARS = 300_000
 _SAMPLE_CHUNK = 1 << 18
+_SAMPLE_RECORDS = 200  # Enterprise HTML: records looked at, at most (redirects, other namespaces)
 _SAMPLE_NS = re.compile(r"<ns>(-?\d+)</ns>")
+_PARAGRAPH = re.compile(r"<p\b[^>]*>(.*?)</p>", re.S | re.I)
+_HTML_TAG = re.compile(r"<[^<>]*>")
+_HTML_DROPPED = re.compile(r"<(style|script|sup)\b[^>]*>.*?</\1>", re.S | re.I)
 _SAMPLE_TEXT = re.compile(r"<text\b[^>]*>([^<]*)</text>")
 
 
@@ -66,9 +74,44 @@ def _article_text(page: str) -> str | None:
     return None if text.lstrip().startswith("#") else text
 
 
+def sample_html_article_texts(dump: EnterpriseDump) -> list[str]:
+    """The paragraph text of an Enterprise HTML dump's first main-namespace articles (no
+    redirects): at most _SAMPLE_ARTICLES of them, _SAMPLE_CHARS characters, from its first
+    _SAMPLE_RECORDS records; what was read where the file is cut or bad."""
+    texts: list[str] = []
+    try:
+        for seen, page in enumerate(dump.pages(allow_truncated=True)):
+            if seen >= _SAMPLE_RECORDS:
+                break
+            if page.ns != 0 or page.redirect is not None:
+                continue
+            text = html_paragraph_text(page.html)
+            if text:
+                texts.append(text[:_SAMPLE_CHARS - sum(map(len, texts))])
+            if len(texts) >= _SAMPLE_ARTICLES or sum(map(len, texts)) >= _SAMPLE_CHARS:
+                break
+    except (DumpError, OSError, EOFError, ValueError):
+        pass
+    return texts
+
+
+def html_paragraph_text(page_html: str) -> str:
+    """The words of an article's paragraphs (`<p>`): footnote markers, styles and tags dropped,
+    entities decoded. Infoboxes, references and navboxes are not paragraphs."""
+    found = []
+    for paragraph in _PARAGRAPH.findall(page_html):
+        paragraph = _HTML_DROPPED.sub("", paragraph)
+        found.append(html.unescape(_HTML_TAG.sub("", paragraph)))
+    return "\n".join(found)
+
+
 def language_mismatch(path: str) -> tuple[str, TextLanguage | None]:
-    """The language `path` declares, and what its first articles look like where that is not
-    it (None where they may well be in it)."""
+    """The language `path` declares (its siteinfo; an Enterprise HTML dump's records'
+    `in_language`), and what its first articles look like where that is not it (None where
+    they may well be in it)."""
+    if input_kind(path) == ENTERPRISE_HTML:
+        dump = EnterpriseDump(path)
+        return dump.site.lang, mismatch(dump.site.lang, sample_html_article_texts(dump))
     declared = DumpFile(path).site.lang
     return declared, mismatch(declared, sample_article_texts(path))
 

@@ -4,16 +4,15 @@ and `wikipairs build --exclude FILE`.
 An eval set is read as passages (title, text) and answer sentences: SQuAD/XQuAD JSON (contexts;
 the sentence of each answer's `answer_start`), a BEIR folder (corpus.jsonl: title and text) or
 jsonl with a `text` field (and optionally `title`). Texts are compared by 13-token n-grams, as the
-GPT-3 paper and datatrove decontaminate: lower-cased runs of letters, marks and digits, each token
-hashed to 64 bits (blake2b), an n-gram a polynomial of its 13 token hashes mod 2^64 -- NumPy arrays
-of ints throughout, never a Python set of strings. A whole Arrow batch of texts is tokenized by
-Arrow kernels, its distinct tokens hashed once, and its n-grams computed in 13 vectorized steps.
+GPT-3 paper and datatrove decontaminate: lower-cased tokens (below), each hashed to 64 bits, an
+n-gram a polynomial of its 13 token hashes mod 2^64 -- NumPy arrays of ints throughout, never a
+Python set of strings; a whole Arrow batch of texts is tokenized, hashed and cut into n-grams by
+vectorized NumPy steps over its UTF-8 bytes.
 Answer sentences are compared with pair queries by `pairs.heldout.query_key` (case folded,
 whitespace collapsed); answer sentences are cut at `.`, `!`, `?` followed by a space.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -22,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import regex
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -31,8 +29,6 @@ from ..pairs.heldout import query_key
 from .layout import find_task_shards
 
 NGRAM = 13
-_SPLIT = r"[^\p{L}\p{M}\p{N}]+"  # RE2 (Arrow): tokens are runs of letters, marks and digits
-_SPLIT_PY = regex.compile(_SPLIT)  # the same for one text at a time (Arrow compiles per call)
 _MULT = np.uint64(0x100000001B3)  # FNV prime: n-gram = sum token_hash[j] * M^(12-j) mod 2^64
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 
@@ -42,22 +38,105 @@ class AuditError(WikipairsError):
 
 
 # ---- hashed n-grams ----------------------------------------------------------------------------
+#
+# Tokens are found and hashed on the UTF-8 bytes of a whole Arrow batch at once, in NumPy: after
+# Arrow's utf8_lower, a token is a run of ASCII letters and digits or of non-ASCII characters
+# (other scripts' letters and marks), except the punctuation blocks (_punctuation_bytes); its hash is
+# a polynomial of its bytes computed from prefix sums (B odd, so invertible mod 2^64), mixed by
+# splitmix64. One code path for a batch of pairs and for one pair, so `audit` and `--exclude`
+# always agree.
 
-_TOKEN_CACHE: dict[str, int] = {}
+_B = np.uint64(0x9E3779B97F4A7C15 | 1)
+_B_INV = np.uint64(pow(int(_B), -1, 1 << 64))
+_WORD = np.zeros(256, bool)
+_WORD[[ord(c) for c in "abcdefghijklmnopqrstuvwxyz0123456789"]] = True
+_WORD[0x80:] = True
+_POWERS = {}  # base -> its powers so far (grown as batches need)
 
 
-def _token_hashes(tokens: list[str]) -> np.ndarray:
-    out = np.empty(len(tokens), dtype=np.uint64)
-    cache = _TOKEN_CACHE
-    if len(cache) > 2_000_000:
-        cache.clear()
-    for i, t in enumerate(tokens):
-        h = cache.get(t)
-        if h is None:
-            h = cache[t] = int.from_bytes(
-                hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
-        out[i] = h
+def _punctuation_bytes(data: np.ndarray) -> np.ndarray:
+    """bool [len(data)]: bytes of characters that separate tokens although not ASCII: General
+    Punctuation U+2000-U+207F (dashes, quotes, ellipsis, spaces: E2 80/81 xx), Latin-1's
+    U+00A0-U+00BF (no-break space, « » · ¿ ¡: C2 A0-BF), CJK Symbols and Punctuation
+    U+3000-U+303F (E3 80 xx) and fullwidth ASCII punctuation U+FF01-U+FF0F, U+FF1A-U+FF20
+    (EF BC 81-8F, 9A-A0)."""
+    out = np.zeros(len(data), bool)
+    if len(data) < 2:
+        return out
+    a, b = data[:-1], data[1:]
+    two = (a == 0xC2) & (b >= 0xA0) & (b <= 0xBF)
+    three = ((a == 0xE2) & ((b == 0x80) | (b == 0x81))) | ((a == 0xE3) & (b == 0x80))
+    if len(data) >= 3:
+        c = data[2:]
+        full = (a[:-1] == 0xEF) & (b[:-1] == 0xBC) & (((c >= 0x81) & (c <= 0x8F))
+                                                    | ((c >= 0x9A) & (c <= 0xA0)))
+        three[:-1] |= full
+    for shift, starts in ((2, two), (3, three)):
+        idx = np.flatnonzero(starts)
+        for k in range(shift):
+            out[np.minimum(idx + k, len(data) - 1)] = True
     return out
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer, vectorized (uint64, wrapping)."""
+    with np.errstate(over="ignore"):
+        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return h ^ (h >> np.uint64(31))
+
+
+def _powers(base: np.uint64, n: int) -> np.ndarray:
+    """base^0 .. base^(n-1) mod 2^64, from a table kept between calls."""
+    have = _POWERS.get(int(base))
+    if have is None or len(have) < n:
+        size = max(n, 2 * len(have) if have is not None else 1 << 20)
+        out = np.full(size, base, dtype=np.uint64)
+        out[0] = 1
+        with np.errstate(over="ignore"):
+            have = _POWERS[int(base)] = np.cumprod(out, dtype=np.uint64)
+    return have[:n]
+
+
+def _tokens(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(token hash uint64, row) of every token of a string array, in order."""
+    low = pc.utf8_lower(arr.fill_null(""))
+    if isinstance(low, pa.ChunkedArray):
+        low = low.combine_chunks()
+    low = low.cast(pa.large_string())
+    _, offsets_buf, data_buf = low.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[low.offset:low.offset + len(low) + 1]
+    start, end = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(data_buf, dtype=np.uint8)[start:end] if data_buf is not None \
+        else np.zeros(0, np.uint8)
+    offsets = offsets - start
+    word = _WORD[data] & ~_punctuation_bytes(data)
+    prev = np.empty_like(word)
+    prev[1:] = word[:-1]
+    if len(prev):
+        prev[0] = False
+    nxt = np.empty_like(word)
+    nxt[:-1] = word[1:]
+    if len(nxt):
+        nxt[-1] = False
+    inner = offsets[1:-1]
+    inner = inner[(inner > 0) & (inner < len(data))]
+    prev[inner] = False  # texts never join
+    nxt[inner - 1] = False
+    starts = np.flatnonzero(word & ~prev)
+    ends = np.flatnonzero(word & ~nxt) + 1
+    if not len(starts):
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    n = len(data)
+    with np.errstate(over="ignore"):
+        inv = _powers(_B_INV, n + 1)
+        prefix = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(data.astype(np.uint64) * inv[:n], dtype=np.uint64, out=prefix[1:])
+        # sum_{j=s}^{e-1} b_j B^(e-1-j) = B^(e-1) * (prefix[e] - prefix[s])
+        pw = _powers(_B, n + 1)
+        h = pw[ends - 1] * (prefix[ends] - prefix[starts]) + (ends - starts).astype(np.uint64)
+    rows = np.searchsorted(offsets, starts, side="right") - 1
+    return _mix(h), rows
 
 
 def _rolling(token: np.ndarray, rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -73,36 +152,17 @@ def _rolling(token: np.ndarray, rows: np.ndarray, n: int) -> tuple[np.ndarray, n
     return rows[:m][same].astype(np.int64), h[same]
 
 
-def text_ngram_hashes(texts: list[str], n: int = NGRAM) -> np.ndarray:
-    """The hashed n-grams of a few texts (uint64), as `ngram_hashes` gives them, without Arrow
-    (whose regex compiles on every call: 16 ms): what `build --exclude` checks per pair."""
-    tokens, rows = [], []
-    for i, text in enumerate(texts):
-        # Arrow's utf8_lower maps one code point to one; str.lower makes "İ" two
-        words = [w for w in _SPLIT_PY.split(text.replace("İ", "i").lower()) if w]
-        tokens += words
-        rows += [i] * len(words)
-    if len(tokens) < n:
-        return np.zeros(0, np.uint64)
-    return _rolling(_token_hashes(tokens), np.array(rows), n)[1]
-
-
 def ngram_hashes(texts, n: int = NGRAM) -> tuple[np.ndarray, np.ndarray]:
     """(row, hash): the hashed n-grams of each text (uint64), with the index of its text. A text
     of fewer than n tokens has none."""
     arr = texts if isinstance(texts, (pa.Array, pa.ChunkedArray)) else pa.array(texts, pa.string())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    arr = arr.fill_null("")
-    lists = pc.split_pattern_regex(pc.utf8_lower(arr), _SPLIT)
-    flat, rows = pc.list_flatten(lists), pc.list_parent_indices(lists)
-    keep = pc.not_equal(flat, "")
-    flat, rows = pc.filter(flat, keep), pc.filter(rows, keep).to_numpy()
-    if len(flat) < n:
-        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
-    encoded = pc.dictionary_encode(flat)
-    token = _token_hashes(encoded.dictionary.to_pylist())[encoded.indices.to_numpy()]
+    token, rows = _tokens(arr)
     return _rolling(token, rows, n)
+
+
+def text_ngram_hashes(texts: list[str], n: int = NGRAM) -> np.ndarray:
+    """The hashed n-grams of a few texts (uint64): what `build --exclude` checks per pair."""
+    return ngram_hashes(texts, n)[1]
 
 
 def sentences(text: str) -> list[str]:
@@ -181,11 +241,29 @@ def load_eval_set(path: str) -> EvalSet:
 
 # ---- the audit ---------------------------------------------------------------------------------
 
-def _contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    if not len(sorted_keys):
-        return np.zeros(len(keys), bool)
-    i = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
-    return sorted_keys[i] == keys
+_FILTER_BITS = 24
+
+
+def _prefilter(sorted_keys: np.ndarray) -> np.ndarray:
+    table = np.zeros(1 << _FILTER_BITS, bool)
+    table[(sorted_keys >> np.uint64(64 - _FILTER_BITS)).astype(np.int64)] = True
+    return table
+
+
+def _contains(sorted_keys: np.ndarray, keys: np.ndarray, table: np.ndarray | None = None
+              ) -> np.ndarray:
+    """bool [len(keys)]: which keys are in `sorted_keys`; with `table` (_prefilter), only the
+    few keys whose top 24 bits it has are looked up (a gather instead of a binary search)."""
+    out = np.zeros(len(keys), bool)
+    if not len(sorted_keys) or not len(keys):
+        return out
+    if table is not None:
+        maybe = np.flatnonzero(table[(keys >> np.uint64(64 - _FILTER_BITS)).astype(np.int64)])
+    else:
+        maybe = np.arange(len(keys))
+    i = np.minimum(np.searchsorted(sorted_keys, keys[maybe]), len(sorted_keys) - 1)
+    out[maybe] = sorted_keys[i] == keys[maybe]
+    return out
 
 
 def audit(folder: str, eval_set: EvalSet, tasks=None, batch_rows: int = 8192) -> dict:
@@ -193,6 +271,7 @@ def audit(folder: str, eval_set: EvalSet, tasks=None, batch_rows: int = 8192) ->
     (`passages_overlapping`), answer sentences that are pair queries, and the titles involved."""
     hashes, owners = eval_set.ngrams()
     unique = np.unique(hashes)
+    table = _prefilter(unique)
     answer_keys = {}
     for index, sentence in eval_set.answer_sentences:
         answer_keys.setdefault(query_key(sentence), index)
@@ -217,7 +296,9 @@ def audit(folder: str, eval_set: EvalSet, tasks=None, batch_rows: int = 8192) ->
                 pairs += n
                 queries = batch.column("query")
                 docs = batch.column("doc_text")
-                if "doc_id" in names:  # each document once
+                if "doc_id" in names:  # each document once (remembered up to 2M documents)
+                    if len(seen_docs) > 2_000_000:
+                        seen_docs.clear()
                     ids = batch.column("doc_id").to_pylist()
                     fresh = [i for i, d in enumerate(ids) if d not in seen_docs]
                     seen_docs.update(ids)
@@ -230,7 +311,7 @@ def audit(folder: str, eval_set: EvalSet, tasks=None, batch_rows: int = 8192) ->
                 rows_d = doc_idx[rows_d] if len(rows_d) else rows_d
                 rows = np.concatenate([rows_q, rows_d])
                 h = np.concatenate([hq, hd])
-                hit = _contains(unique, h)
+                hit = _contains(unique, h, table)
                 row_hits = np.unique(rows[hit])
                 if len(row_hits):
                     lo = np.searchsorted(hashes, h[hit], "left")

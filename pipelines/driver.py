@@ -41,8 +41,8 @@ from wikipairs.reading.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_spl
 
 from .build import build_pipeline, eval_shards
 from .notes import NOTES, read_notes
-from .offline import (check_names, check_reachable, check_runner, cloud_error, dry_run_plan,
-                      validation_error)
+from .offline import (check_credentials, check_dataflow_reachable, check_names, check_reachable,
+                      check_runner, cloud_error, dry_run_plan, validation_error)
 from .transforms import NAMESPACE
 
 LOG = "build.log"
@@ -267,9 +267,13 @@ def preflight(config: BuildConfig) -> BuildConfig:
         # Without one usable location Beam looks up (or creates) a default bucket, online.
         raise BuildError("a DataflowRunner dry run needs --temp_location gs://BUCKET/PATH (a "
                          "dry run reads no bucket, so it cannot look up a default one)")
-    if not config.dry_run and (runner == "DataflowRunner" or any(
-            fileio.is_url(p) for p in [*config.inputs, config.output])):
+    remote = any(fileio.is_url(p) for p in [*config.inputs, config.output])
+    if not config.dry_run and (runner == "DataflowRunner" or remote):
         check_reachable()
+        if runner == "DataflowRunner":
+            check_dataflow_reachable(cloud.dataflow_endpoint)
+        if runner == "DataflowRunner" or not os.environ.get("STORAGE_EMULATOR_HOST"):
+            check_credentials()  # the emulator is anonymous; Dataflow's API is not
     return config
 
 

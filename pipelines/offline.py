@@ -169,6 +169,43 @@ def check_reachable(seconds: float = PROBE_SECONDS) -> None:
                                 f"DataflowRunner need it; {ADC}")
 
 
+def check_dataflow_reachable(endpoint: str, seconds: float = PROBE_SECONDS) -> None:
+    """The same for the Dataflow API (--dataflow_endpoint), which a submission talks to."""
+    url = urlsplit(endpoint if "://" in endpoint else "https://" + endpoint)
+    host, port = url.hostname or "", url.port or (80 if url.scheme == "http" else 443)
+    why = unreachable(host, port, seconds)
+    if why:
+        raise OfflineCheckError(f"cannot reach the Dataflow API at {host}:{port} ({why}); "
+                                f"DataflowRunner needs it; {ADC}")
+
+
+def check_credentials(seconds: float = PROBE_SECONDS) -> None:
+    """Raise OfflineCheckError where no Application Default Credentials are found (google.auth
+    looks where google-cloud-cpp and Beam look: GOOGLE_APPLICATION_CREDENTIALS, gcloud's file,
+    the metadata server), within `seconds`; a no-op without google-auth."""
+    try:
+        import google.auth
+    except ImportError:
+        return
+    outcome: list = []
+
+    def find():
+        try:
+            google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+            outcome.append(None)
+        except Exception as e:  # DefaultCredentialsError, or a malformed credentials file
+            outcome.append((str(e).strip().splitlines() or [type(e).__name__])[0][:200])
+
+    thread = threading.Thread(target=find, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    why = outcome[0] if outcome else f"none found in {seconds:.0f} s"
+    if why:
+        raise OfflineCheckError(f"no Application Default Credentials ({why}); GCS and Dataflow "
+                                f"need them: gcloud auth application-default login, or "
+                                f"GOOGLE_APPLICATION_CREDENTIALS=key.json")
+
+
 def cloud_error(error: BaseException) -> OfflineCheckError | None:
     """One line for a Google Cloud client error that ended a run (no credentials, requests
     that kept failing), or None for any other error."""
@@ -207,4 +244,4 @@ def lang_from_name(path: str) -> str:
 
 
 __all__ = ["OfflineCheckError", "TESTED_RUNNERS", "check_runner", "check_names",
-           "check_reachable", "cloud_error", "validation_error", "dry_run_plan"]
+           "check_reachable", "check_dataflow_reachable", "check_credentials", "cloud_error", "validation_error", "dry_run_plan"]

@@ -164,6 +164,33 @@ def test_unresolvable_gcs_host_is_one_line(tmp_path):
     assert seconds < 40, f"{seconds:.1f} s" + describe(result)
 
 
+def test_unreachable_dataflow_api_is_one_line(tmp_path, listener):
+    """GCS answers (the listening socket), the Dataflow API does not."""
+    port = _closed_port()
+    result, seconds = _run(*DATAFLOW, "--temp_location", "gs://test-bucket/tmp",
+                           "--dataflow_endpoint", f"http://127.0.0.1:{port}",
+                           "-o", "gs://test-bucket/out", cwd=tmp_path,
+                           emulator=f"127.0.0.1:{listener.getsockname()[1]}", timeout=60)
+    assert_one_line_error(result, f"Dataflow API at 127.0.0.1:{port}",
+                          "Application Default Credentials")
+    assert seconds < 40, f"{seconds:.1f} s" + describe(result)
+
+
+def test_no_credentials_is_one_line(tmp_path, listener):
+    """Both hosts answer; GOOGLE_APPLICATION_CREDENTIALS names a file that is not there."""
+    argv, env = cli_command("build", *DATAFLOW, "--temp_location", "gs://test-bucket/tmp",
+                            "--dataflow_endpoint",
+                            f"http://127.0.0.1:{listener.getsockname()[1]}",
+                            "-o", "gs://test-bucket/out")
+    env.update(STORAGE_EMULATOR_HOST=f"127.0.0.1:{listener.getsockname()[1]}",
+               GOOGLE_APPLICATION_CREDENTIALS=str(tmp_path / "no-such-key.json"))
+    started = time.monotonic()
+    result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
+                            encoding="utf-8", timeout=60)
+    assert_one_line_error(result, "no Application Default Credentials", "no-such-key.json")
+    assert time.monotonic() - started < 40, describe(result)
+
+
 # ---- runners ---------------------------------------------------------------------------------
 
 def test_unknown_runner_names_tested_and_offered_runners(tmp_path):

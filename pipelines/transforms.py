@@ -24,16 +24,14 @@ from wikipairs.shards.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs.tasks import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
                              wlp_rank)
 from wikipairs.pairs.heldout import query_key, split_of
-from wikipairs.parse import ParseConfig, page_redirects, parse_page
+from wikipairs.parse import ParseConfig, cleaner_kind, page_redirects, parse_page
 from wikipairs.progress import Throttle
-from wikipairs.records import HtmlPage, PassagePage, Redirect
+from wikipairs.records import Redirect
 from wikipairs.text.redirects import MAX_DEPTH, RedirectMap
 from wikipairs.reading.splits import index_titles, prepare_file, read_split
 from wikipairs.text import template_drops
 from wikipairs.text.titles import TitleParser
-from wikipairs.text.parsoid import ParsoidCleaner
-from wikipairs.text.passages import PassageCleaner
-from wikipairs.text.wikitext import Cleaner, ParseOptions
+from wikipairs.text.wikitext import ParseOptions
 
 from .notes import save_note
 
@@ -174,14 +172,12 @@ class ParseAndPair(beam.DoFn):
             return known
         return may_exist
 
-    def _cleaner(self, page) -> Cleaner | ParsoidCleaner | PassageCleaner:
+    def _cleaner(self, page):
         """The source file's cleaner: wikitext, Parsoid HTML for an Enterprise HTML dump, or
         passages for a passage corpus."""
         source = page.source
         if source not in self.cleaners:
-            kind = (ParsoidCleaner if isinstance(page, HtmlPage)
-                    else PassageCleaner if isinstance(page, PassagePage) else Cleaner)
-            self.cleaners[source] = kind(
+            self.cleaners[source] = cleaner_kind(page)(
                 TitleParser(self.sites[source]), self.splitter,
                 ParseOptions(keep_tables=self.parse_config.keep_tables), resolve=None)
         return self.cleaners[source]

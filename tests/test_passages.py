@@ -241,3 +241,20 @@ def test_reqa_passages_writes_squad_paragraphs(tmp_path):
     assert records[0]["title"] == "Super Bowl 50" and records[0]["section"] == 0
     assert records[0]["text"] == squad["data"][0]["paragraphs"][0]["context"]
     assert len({r["title"] for r in records}) == 48
+
+
+def test_vocab_on_a_passage_corpus(tmp_path):
+    records = [{"title": f"Page {p}", "section": k, "order": k,
+                "text": f"Paragraph {k} of page {p} tells about topic {p * k % 7} at length. "
+                        f"It has a second sentence with words such as river, mountain and city."}
+               for p in range(40) for k in range(5)]
+    corpus = write_jsonl(tmp_path / "c.jsonl", records)
+    models = []
+    for workers in ("1", "2"):
+        model = tmp_path / f"spm{workers}.model"
+        result = run_cli("vocab", "-i", corpus, "-o", model, "--vocab-size", "120",
+                         "--workers", workers, "-q")
+        assert result.returncode == 0, result.stderr
+        models.append(model.read_bytes())
+    assert models[0] == models[1]  # the same sample, the same model, whatever the workers
+

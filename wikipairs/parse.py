@@ -138,6 +138,13 @@ def cleaner_for(dump: DumpFile | EnterpriseDump | PassageCorpus, splitter: Sente
     return kind(dump.titles, splitter, options or ParseOptions(), resolve=resolve)
 
 
+def cleaner_kind(page) -> type:
+    """The cleaner class of a page: Parsoid HTML (an Enterprise HTML record), passages (a
+    passage corpus's page) or wikitext."""
+    return (ParsoidCleaner if isinstance(page, HtmlPage)
+            else PassageCleaner if isinstance(page, PassagePage) else Cleaner)
+
+
 def page_redirects(page) -> list[Redirect]:
     """The redirects a page tells of: itself when it is one (XML dumps, Parsoid's marker), and
     the titles an Enterprise HTML record lists as redirecting to it."""
@@ -277,5 +284,5 @@ def _redirect_table(redirects: RedirectMap) -> pa.Table:
                      "resolved": [r[2] for r in rows]}, schema=arrow_schema(REDIRECT))
 
 
-__all__ = ["ParseConfig", "cleaner_for", "iter_articles", "open_dump", "page_redirects",
-           "parse_dump", "parse_page", "article_row", "training_text"]
+__all__ = ["ParseConfig", "cleaner_for", "cleaner_kind", "iter_articles", "open_dump",
+           "page_redirects", "parse_dump", "parse_page", "article_row", "training_text"]

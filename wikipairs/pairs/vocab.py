@@ -112,11 +112,9 @@ def _add_live(counts: Counter, noted: list[int]) -> None:
 
 def _sample_split(split) -> tuple[Counter, list[tuple[int, str]]]:
     """One split's pages -> (its counts, its own sample): the work of one task of the pool."""
-    from ..parse import parse_page
-    from ..records import HtmlPage
-    from ..text.parsoid import ParsoidCleaner
+    from ..parse import cleaner_kind, parse_page
     from ..text.titles import TitleParser
-    from ..text.wikitext import Cleaner, ParseOptions
+    from ..text.wikitext import ParseOptions
     from ..reading.splits import read_split
 
     config, counts, cleaners = _WORKER["config"], Counter(), _WORKER["cleaners"]
@@ -125,8 +123,7 @@ def _sample_split(split) -> tuple[Counter, list[tuple[int, str]]]:
     def articles():
         for page in read_split(split, counts, config.allow_truncated, config.lang):
             if page.source not in cleaners:  # links are not resolved: sentences never need it
-                kind = ParsoidCleaner if isinstance(page, HtmlPage) else Cleaner  # Enterprise HTML
-                cleaners[page.source] = kind(
+                cleaners[page.source] = cleaner_kind(page)(  # wikitext, HTML or passages
                     TitleParser(_WORKER["sites"][page.source]), _WORKER["splitter"],
                     ParseOptions(keep_tables=config.keep_tables), resolve=None)
             article = parse_page(page, cleaners[page.source], config, counts)
@@ -150,7 +147,7 @@ def _plan(paths: list[str], parts: int, workdir: str, sites: dict) -> list:
     splits = []
     for path in paths:
         planned = plan_splits([path], parts_per_file=parts)
-        if planned and planned[0].parts > 1:  # no index
+        if planned and planned[0].parts > 1 and not planned[0].kind:  # no index, not passages
             prepared, _, _ = prepare_file(path, parts, workdir, TitleParser(sites[path]), 1)
             planned = prepared or planned
         splits.extend(planned)

@@ -12,6 +12,7 @@ Steps (each a `wikipairs` command, so this is also an end-to-end run of the tool
    random weights), MLM (`--objective mlm`), ICT, ICT+BFS+WLP; then `wikipairs train finetune` on the
    5% split, export (trainer/export.py) and `wikipairs reqa eval` on the 95% test split;
 4. BM25 on the same split; prints the paper-style table (R@1/5/10/50/100, both protocols).
+With `--squad-passages` the SQuAD dev paragraphs join the dumps as a passage corpus (step 1).
 The numbers are what they are at this scale: a few hundred steps of a 2-layer model on ~100 articles.
 """
 from __future__ import annotations
@@ -72,12 +73,23 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS),
                     help="comma-separated subset of: " + ", ".join(METHODS))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--squad-passages", action="store_true",
+                    help="add the SQuAD dev paragraphs (no questions) to the vocabulary and "
+                         "pre-training corpus as a passage corpus (`wikipairs reqa passages`; "
+                         "ICT and BFS pairs), as the paper's Wikipedia holds them; use a fresh "
+                         "--work (its steps are cached there)")
     args = ap.parse_args()
     os.environ.setdefault("NLTK_DATA", str(SHARED / "nltk_data"))
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     log = work / "log.txt"
     inputs = [x for d in DUMPS for x in ("-i", SHARED / "wiki" / d)]
+    if args.squad_passages:
+        corpus = work / "squad-passages.jsonl"
+        if not corpus.exists():
+            wikipairs("reqa", "passages", "--squad", SHARED / "squad" / "dev-v1.1.json", "-o",
+                      corpus, log=log)
+        inputs += ["-i", corpus]
     model_opts = [x for o in args.model_opt for x in ("--model-opt", o)]
     methods = args.methods.split(",")
     if unknown := set(methods) - set(METHODS):

@@ -567,7 +567,7 @@ def test_tiny_trains_on_the_jax_backend_without_tensorflow(shards, tmp_path):
 
 def test_chunked_pretrain_run_equals_the_plain_run(shards, tmp_path):
     """`pretrain(chunk_size=4)` (GradCache, --chunk-size) on JAX logs the losses of the same run
-    without it (dropout 0: the same gradients, so the same weights step after step), with the
+    without it (dropout 0: the same gradients, so nearly the same weights step after step), with the
     clean-negative keys on; a chunk size that does not divide the batch, or the MLM objective,
     is a one-line TrainError before anything runs."""
     pytest.importorskip("jax")
@@ -577,8 +577,11 @@ def test_chunked_pretrain_run_equals_the_plain_run(shards, tmp_path):
     losses = [[r["loss"] for r in out["log"]] for out in (plain, chunked)]
     assert len(losses[0]) == 2 and np.isfinite(losses).all(), losses
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4)
+    # AdamW divides by sqrt(v): a weight whose gradient is at float32 noise level moves by up to
+    # the learning rate (1e-3) either way, so the embeddings agree to ~1e-3, not to rounding (the
+    # gradients themselves are compared to 1e-5 in tests/test_trainer_model.py -k gradcache)
     np.testing.assert_allclose(chunked["seen"]["query_emb"], plain["seen"]["query_emb"],
-                               atol=1e-4)
+                               atol=2e-3)
     with pytest.raises(TrainError, match="not a multiple of the chunk size 5"):
         _config(shards, tmp_path / "x", chunk_size=5).resolved()
     with pytest.raises(TrainError, match="two-tower"):

@@ -84,8 +84,9 @@ class _SplitWlp(beam.DoFn):
         self.eval_percent, self.exclude = eval_percent, exclude
 
     def process(self, pair):
-        if self.exclude is not None and self.exclude.pair_excluded(pair):
-            beam.metrics.Metrics.counter("wikipairs", "wlp_excluded_eval_ngram").inc()
+        reason = self.exclude.pair_reason(pair) if self.exclude is not None else None
+        if reason is not None:
+            beam.metrics.Metrics.counter("wikipairs", f"wlp_excluded_eval_{reason}").inc()
             return
         pair.split = split_of(pair.query_page_id, self.eval_percent)
         if pair.split == "eval":

@@ -225,8 +225,9 @@ class ParseAndPair(beam.DoFn):
         for task, make in (("ict", self.builder.ict), ("bfs", self.builder.bfs)):
             if task in writers:
                 for pair in make(article, passages):
-                    if self.exclude is not None and self.exclude.pair_excluded(pair):
-                        self.counts[f"{task}_excluded_eval_ngram"] += 1
+                    reason = self.exclude.pair_reason(pair) if self.exclude is not None else None
+                    if reason is not None:  # shares an n-gram, or its query is an answer's
+                        self.counts[f"{task}_excluded_eval_{reason}"] += 1
                         continue
                     pair.split = split
                     if split == "eval":

@@ -367,8 +367,9 @@ def format_audit(result: dict, top: int = 10) -> str:
 
 class Exclusion:
     """What `build --exclude` leaves out: pages whose normalized title is an eval set's title,
-    and pairs whose query or document shares a 13-token n-gram with an eval passage. Small and
-    picklable (a sorted uint64 array and a set of titles), so Beam ships it to every worker."""
+    pairs whose query or document shares a 13-token n-gram with an eval passage, and pairs whose
+    query is an eval answer sentence (`query_key`; a short one has no n-gram). Small and
+    picklable (sorted int arrays and a set of titles), so Beam ships it to every worker."""
 
     def __init__(self, eval_sets: list[EvalSet], normalize=None):
         hashes = [s.ngrams()[0] for s in eval_sets]
@@ -376,17 +377,28 @@ class Exclusion:
         norm = normalize or (lambda t: t)
         self.titles = {n for s in eval_sets for t in s.titles if t
                        for n in [norm(t)] if n}
+        self.answers = np.unique(np.array([query_key(t) for s in eval_sets
+                                           for _, t in s.answer_sentences], dtype=np.int64))
         self.names = [s.name for s in eval_sets]
 
     def page_excluded(self, title: str) -> bool:
         return title in self.titles
 
-    def pair_excluded(self, pair) -> bool:
+    def pair_reason(self, pair) -> str | None:
+        """Why `pair` is left out ("ngram" or "answer"), or None."""
         h = text_ngram_hashes([pair.query, pair.doc_text])
-        return bool(len(h)) and bool(_contains(self.ngrams, h).any())
+        if len(h) and _contains(self.ngrams, h).any():
+            return "ngram"
+        if len(self.answers) and _contains(self.answers, np.array([query_key(pair.query)]))[0]:
+            return "answer"
+        return None
+
+    def pair_excluded(self, pair) -> bool:
+        return self.pair_reason(pair) is not None
 
     def summary(self) -> dict:
-        return {"files": self.names, "titles": len(self.titles), "ngrams": int(len(self.ngrams))}
+        return {"files": self.names, "titles": len(self.titles), "ngrams": int(len(self.ngrams)),
+                "answer_sentences": int(len(self.answers))}
 
 
 def load_exclusion(paths: list[str], normalize=None) -> Exclusion:

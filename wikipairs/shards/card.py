@@ -194,7 +194,8 @@ def _excluded_lines(stats: dict, tasks: list[str]) -> list[str]:
     counters = stats.get("counters", {})
     dropped = [f"{counters.get('pages_excluded_eval_title', 0):,} pages by title"] + [
         f"{counters.get(f'{t}_excluded_eval_ngram', 0):,} {t.upper()} pairs sharing a "
-        f"13-token n-gram" for t in tasks]
+        f"13-token n-gram and {counters.get(f'{t}_excluded_eval_answer', 0):,} whose query is "
+        f"an answer sentence" for t in tasks]
     return [f"Decontaminated (`--exclude`) against {', '.join(excluded['files'])} "
             f"({excluded['titles']:,} titles, {excluded['ngrams']:,} n-grams): left out "
             + ", ".join(dropped) + ".", ""]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -173,6 +174,12 @@ def test_splits_cut_where_the_title_changes(tmp_path):
         assert titles == [f"Page {p}" for p in range(7)]  # each page in one split, in order
         splits = plan_splits([str(path)], parts_per_file=5)
         assert [t for s in splits for t in (p.title for p in read_split(s))] == titles
+    counts = Counter()
+    unsorted = write_jsonl(tmp_path / "unsorted.jsonl", records[:3] + records[20:22] + records[3:5])
+    assert [p.title for p in read_passage_pages(str(unsorted), PASSAGES_JSONL, 0,
+                                                unsorted.stat().st_size, counts)] == [
+        "Page 0", "Page 3"]  # grouped within a range, counted as not sorted by page
+    assert counts["passages_apart_from_their_page"] == 1 and counts["passages"] == 7
 
 
 def test_bad_records_are_one_line_with_file_and_line(tmp_path):

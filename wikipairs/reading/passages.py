@@ -47,7 +47,8 @@ def input_kind(path: str) -> str | None:
         return None
     if head[:4] == b"PAR1":
         return PASSAGES_PARQUET
-    if head.lstrip()[:1] == b"{" or (str(path).endswith(JSONL_SUFFIXES) and head[:2] != b"\x1f\x8b"):
+    named = str(path).endswith(JSONL_SUFFIXES) and head[:2] != b"\x1f\x8b"  # not gzip'd
+    if head.lstrip()[:1] == b"{" or named:
         return PASSAGES_JSONL
     return None
 
@@ -261,12 +262,18 @@ def read_passage_pages(path: str, kind: str, start: int, end: int,
                        counts: Counter | None = None) -> Iterator[PassagePage]:
     """The pages of a range of a passage corpus: its passages grouped by title (pages in the
     order of their first passage), each page's passages by (section, order, file position).
-    `counts` gets pages_read and passages."""
+    `counts` gets pages_read, passages and passages_apart_from_their_page (a passage whose
+    title came before another title in this range: the corpus is not sorted by page, and such
+    a page may be in two splits, two Articles of one id)."""
     counts = counts if counts is not None else Counter()
     records = (_parquet_records if kind == PASSAGES_PARQUET else _jsonl_records)(path, start, end)
     pages: dict[str, list[PassageRecord]] = {}
+    last = None
     for record in records:
+        if record.title != last and record.title in pages:
+            counts["passages_apart_from_their_page"] += 1
         pages.setdefault(record.title, []).append(record)
+        last = record.title
         counts["passages"] += 1
     for title, passages in pages.items():
         counts["pages_read"] += 1

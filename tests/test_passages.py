@@ -179,7 +179,7 @@ def test_splits_cut_where_the_title_changes(tmp_path):
     assert [p.title for p in read_passage_pages(str(unsorted), PASSAGES_JSONL, 0,
                                                 unsorted.stat().st_size, counts)] == [
         "Page 0", "Page 3"]  # grouped within a range, counted as not sorted by page
-    assert counts["passages_apart_from_their_page"] == 1 and counts["passages"] == 7
+    assert counts["passages_apart_from_their_page"] == 1 and counts["passage_records"] == 7
 
 
 def test_bad_records_are_one_line_with_file_and_line(tmp_path):

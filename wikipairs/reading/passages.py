@@ -262,9 +262,10 @@ def read_passage_pages(path: str, kind: str, start: int, end: int,
                        counts: Counter | None = None) -> Iterator[PassagePage]:
     """The pages of a range of a passage corpus: its passages grouped by title (pages in the
     order of their first passage), each page's passages by (section, order, file position).
-    `counts` gets pages_read, passages and passages_apart_from_their_page (a passage whose
-    title came before another title in this range: the corpus is not sorted by page, and such
-    a page may be in two splits, two Articles of one id)."""
+    `counts` gets pages_read, passage_records (the records read; "passages" counts the packed
+    passages) and passages_apart_from_their_page (a record whose title came before another
+    title in this range: the corpus is not sorted by page, and such a page may be in two
+    splits, two Articles of one id)."""
     counts = counts if counts is not None else Counter()
     records = (_parquet_records if kind == PASSAGES_PARQUET else _jsonl_records)(path, start, end)
     pages: dict[str, list[PassageRecord]] = {}
@@ -274,7 +275,7 @@ def read_passage_pages(path: str, kind: str, start: int, end: int,
             counts["passages_apart_from_their_page"] += 1
         pages.setdefault(record.title, []).append(record)
         last = record.title
-        counts["passages"] += 1
+        counts["passage_records"] += 1
     for title, passages in pages.items():
         counts["pages_read"] += 1
         passages.sort(key=lambda r: (r.section, r.order, r.position))

@@ -104,6 +104,19 @@ def test_build_card_counts_are_those_of_stats_json(built):
         assert number(cells[4]) == len(shards)
 
 
+def test_build_card_shows_both_splits(built):
+    """Issue 20: the train and eval counts per task, as stats.json has them."""
+    text = (built / CARD).read_text(encoding="utf-8")
+    stats = load_json(built / "stats.json")
+    rows = table_rows(text, "## Splits")
+    assert list(rows) == ["ict", "bfs", "wlp"]
+    for task, cells in rows.items():
+        s = stats["tasks"][task]
+        assert [number(c) for c in cells] == [s["splits"]["train"], s["splits"]["eval"],
+                                              s["eval_dropped_query_on_train_page"]]
+    assert "5% of pages" in text and "`validation`" in text
+
+
 def test_build_card_front_matter_names_a_parquet_config_per_task(built):
     meta = front_matter((built / CARD).read_text(encoding="utf-8"))
     assert meta["license"] == "cc-by-sa-4.0" and meta["language"] == ["en"]

@@ -173,11 +173,11 @@ def _split_lines(stats: dict, tasks: list[str]) -> list[str]:
     if not all("splits" in stats["tasks"][t] for t in tasks):
         return []
     percent = stats.get("eval_percent")
-    lines = [f"Splits (column `split`): a pair is `eval` when its query page is one of the "
+    lines = ["## Splits", "", f"Column `split`: a pair is `eval` when its query page is one of the "
              f"{percent:g}% of pages a stable hash of the page id picks (the same page on the "
              f"same side in every task, under any seed); an eval pair whose query text is also a "
              f"train pair's query is left out (`dropped`). Hugging Face: `train` and "
-             f"`validation`." if percent is not None else "Splits (column `split`):", "",
+             f"`validation`." if percent is not None else "Column `split`.", "",
              "| task | train | eval | dropped |", "|---|---:|---:|---:|"]
     for task in tasks:
         s = stats["tasks"][task]
@@ -196,7 +196,7 @@ def _excluded_lines(stats: dict, tasks: list[str]) -> list[str]:
         f"{counters.get(f'{t}_excluded_eval_ngram', 0):,} {t.upper()} pairs sharing a "
         f"13-token n-gram and {counters.get(f'{t}_excluded_eval_answer', 0):,} whose query is "
         f"an answer sentence" for t in tasks]
-    return [f"Decontaminated (`--exclude`) against {', '.join(excluded['files'])} "
+    return ["## Decontamination", "", f"`--exclude` against {', '.join(excluded['files'])} "
             f"({excluded['titles']:,} titles, {excluded['ngrams']:,} n-grams): left out "
             + ", ".join(dropped) + ".", ""]
 

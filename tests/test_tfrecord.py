@@ -314,7 +314,8 @@ def test_row_encoder_is_byte_identical_to_protobuf():
         assert encoder.encode(row) == encode_typed_example(typed), row
     fields = pair_fields(True)
     pair_encoder = RowEncoder(example_kinds(fields))
-    row = {"pair_id": "00ff", "passage_id": "a1", "doc_id": "b2", "task": "wlp", "lang": "en",
+    row = {"pair_id": "00ff", "passage_id": "a1", "doc_id": "b2", "task": "wlp", "split": "eval",
+           "lang": "en",
            "query": "Q?", "query_page_id": 12,
            "query_title": "A", "query_section": 0, "query_paragraph": 1, "query_sentence": 2,
            "doc_page_id": 2**33, "doc_title": "B", "doc_section": 3, "doc_passage": 4,

@@ -224,8 +224,10 @@ class ParseAndPair(beam.DoFn):
         split = split_of(article.id, cfg.eval_percent)
         for task, make in (("ict", self.builder.ict), ("bfs", self.builder.bfs)):
             if task in writers:
-                for pair in make(article, passages):
-                    reason = self.exclude.pair_reason(pair) if self.exclude is not None else None
+                made = list(make(article, passages))
+                reasons = (self.exclude.reasons(made) if self.exclude is not None
+                           else [None] * len(made))
+                for pair, reason in zip(made, reasons):
                     if reason is not None:  # shares an n-gram, or its query is an answer's
                         self.counts[f"{task}_excluded_eval_{reason}"] += 1
                         continue

@@ -386,12 +386,23 @@ class Exclusion:
 
     def pair_reason(self, pair) -> str | None:
         """Why `pair` is left out ("ngram" or "answer"), or None."""
-        h = text_ngram_hashes([pair.query, pair.doc_text])
-        if len(h) and _contains(self.ngrams, h).any():
-            return "ngram"
-        if len(self.answers) and _contains(self.answers, np.array([query_key(pair.query)]))[0]:
-            return "answer"
-        return None
+        return self.reasons([pair])[0]
+
+    def reasons(self, pairs) -> list[str | None]:
+        """`pair_reason` of each pair, the texts of all of them hashed in one batch (a page's
+        pairs: the per-call overhead is paid once, not per pair)."""
+        if not pairs:
+            return []
+        texts = [t for pair in pairs for t in (pair.query, pair.doc_text)]
+        rows, h = ngram_hashes(texts)
+        out: list[str | None] = [None] * len(pairs)
+        for i in np.unique(rows[_contains(self.ngrams, h)] // 2).tolist():
+            out[i] = "ngram"
+        if len(self.answers):
+            keys = np.array([query_key(pair.query) for pair in pairs], dtype=np.int64)
+            for i in np.flatnonzero(_contains(self.answers, keys)).tolist():
+                out[i] = out[i] or "answer"
+        return out
 
     def pair_excluded(self, pair) -> bool:
         return self.pair_reason(pair) is not None

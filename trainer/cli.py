@@ -113,7 +113,8 @@ def _common(f):
         click.option("--log-every", type=click.IntRange(1), metavar="STEPS",
                      help="Loss and speed log interval [default: 100]."),
         click.option("--eval-percent", type=click.IntRange(0, 99),
-                     help="Held-out share of the pairs, by pair_id hash [default: 5]."),
+                     help="Held-out share of query pages for builds without a split column "
+                          "(newer builds: their own split) [default: 5]."),
         click.option("--eval-batches", type=click.IntRange(0),
                      help="Held-out batches scored at the end [default: 10]."),
         click.option("--eval-batch-size", type=click.IntRange(1),

@@ -187,3 +187,23 @@ def test_real_squad_dev_pages_are_found_and_excluded(squad_dump, tmp_path):
     assert stats["counters"]["pages_excluded_eval_title"] == 3
     assert stats["counters"].get("ict_excluded_eval_ngram", 0) >= 1
     assert after["tasks"]["ict"]["pairs"] > 0, "the other pages still give pairs"
+
+
+def test_gensim_dump_against_the_real_squad_dev(tmp_path):
+    """The real gensim sample shares sentences with a few SQuAD dev articles; --exclude dev
+    leaves them out and audit reports 0."""
+    from conftest import wiki_file
+    dump = wiki_file("enwiki-sample-gensim.xml.bz2")
+    dirty, clean = tmp_path / "dirty", tmp_path / "clean"
+    for out, extra in ((dirty, ()), (clean, ("--exclude", SQUAD_DEV))):
+        ok("build", "-q", "-i", dump, "-o", out, "--format", "parquet", "--workers", "2", *extra)
+    squad = load_eval_set(str(SQUAD_DEV))
+    before, after = audit(str(dirty), squad), audit(str(clean), squad)
+    overlapping = sum(t["passages_overlapping"] for t in before["tasks"].values())
+    assert overlapping > 0  # measured: ICT 4, BFS 4, WLP 1 (Apollo program, Black Death, Kenya)
+    assert {"Apollo program", "Black Death", "Kenya"} <= set(before["tasks"]["ict"]["eval_titles"]
+                                                             + before["tasks"]["wlp"]["eval_titles"])
+    assert all(t["passages_overlapping"] == t["pairs_overlapping"] ==
+               t["answer_sentences_as_queries"] == 0 for t in after["tasks"].values()), after
+    stats = json.loads((clean / "stats.json").read_text())
+    assert sum(v for k, v in stats["counters"].items() if "excluded_eval" in k) > 0

@@ -20,10 +20,6 @@ PAIR = (
           "a newline and `doc_text`; two pairs share it if and only if their documents are the "
           "same text (an ICT document without its query sentence is another document)."),
     Field("task", "string", "`ict`, `bfs` or `wlp`."),
-    Field("split", "string", "`train` or `eval`, decided by the query page: a stable hash of "
-          "`query_page_id` (no seed), so a page is on one side in every task; `--eval-percent` "
-          "(5) of pages are eval, and an eval pair whose query text is also a train pair's query "
-          "is left out. (Schema version 3; older builds: the same rule from `query_page_id`.)"),
     Field("lang", "string", "Wiki language code."),
     Field("query", "string", "The query sentence."),
     Field("query_page_id", "int64", "Page id of the page the query sentence comes from."),
@@ -47,6 +43,10 @@ PAIR = (
           "otherwise words and punctuation marks), before framing and truncation."),
     Field("doc_tokens", "int32", "Document length in tokens: title and passage sentences, each "
           "counted on its own and summed, as above."),
+    Field("split", "string", "`train` or `eval`, decided by the query page: a stable hash of "
+          "`query_page_id` (no seed), so a page is on one side in every task; `--eval-percent` "
+          "(5) of pages are eval, and an eval pair whose query text is also a train pair's query "
+          "is left out. (Schema version 3; older builds: the same rule from `query_page_id`.)"),
 )
 
 TOKEN_IDS = (

@@ -52,6 +52,8 @@ def test_one_text_path_equals_the_arrow_path():
 
 def test_sentences_and_answer_sentences(tmp_path):
     assert sentences("A cat sat. The dog ran! Did it?") == ["A cat sat.", "The dog ran!", "Did it?"]
+    assert sentences("यह एक वाक्य है। यह दूसरा है।") == ["यह एक वाक्य है।", "यह दूसरा है।"]
+    assert sentences("これは文です。これも文です。") == ["これは文です。", "これも文です。"]
     squad = {"data": [{"title": "Some_Page", "paragraphs": [{
         "context": "First sentence here. The answer is forty-two. Last one.",
         "qas": [{"question": "q", "id": "1", "answers": [{"text": "forty-two",

@@ -30,7 +30,7 @@ from .layout import find_task_shards
 
 NGRAM = 13
 _MULT = np.uint64(0x100000001B3)  # FNV prime: n-gram = sum token_hash[j] * M^(12-j) mod 2^64
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?।։۔])[\"')\]]*\s+|(?<=[。！？])")
 
 
 class AuditError(WikipairsError):
@@ -200,6 +200,8 @@ def _answer_sentence(context: str, start: int) -> str | None:
 def load_eval_set(path: str) -> EvalSet:
     """SQuAD/XQuAD JSON, a BEIR folder (corpus.jsonl) or jsonl with a `text` field."""
     out = EvalSet(os.path.basename(path.rstrip("/")))
+    if not os.path.exists(path):
+        raise AuditError(f"{path}: no such file or folder")
     if os.path.isdir(path):
         corpus = os.path.join(path, "corpus.jsonl")
         if not os.path.exists(corpus):

@@ -177,7 +177,8 @@ def test_gs_build_is_byte_identical_to_the_local_build(gcs, gs_builds, local_bui
     out = gs_builds[workers]
     remote, local = json.loads(gcs.get(f"{out}/manifest.json")), manifest(local_build)
     assert shard_sums(remote) == shard_sums(local)
-    assert len(remote["shards"]) == (2 + 2 + 1) * 2  # ict, bfs: 2 splits; wlp: 1 shard; 2 formats
+    # ict, bfs: 2 splits and 1 eval shard each (the held-out query pages); wlp: 1 shard; 2 formats
+    assert len(remote["shards"]) == (3 + 3 + 1) * 2
     for entry in remote["shards"]:  # the manifest's checksums are those of the objects
         data = gcs.get(f"{out}/{entry['path']}")
         assert len(data) == entry["bytes"]
@@ -198,7 +199,7 @@ def test_verify_gs_and_a_flipped_byte(gcs, gs_builds):
     out = gs_builds[1]
     result = cli_ok("verify", out)
     assert f"{out}/manifest.json" in result.stdout
-    shard = f"{out}/tfrecord/ict/part-00000-of-00002.tfrecord.gz"
+    shard = f"{out}/tfrecord/ict/part-00000-of-00003.tfrecord.gz"
     original = gcs.get(shard)
     flipped = bytearray(original)
     flipped[len(flipped) // 2] ^= 0x01

@@ -559,6 +559,19 @@ def _train_run(shards, output, backend: str, **settings) -> dict:
     return out
 
 
+def test_chunk_size_on_a_backend_without_gradcache_is_one_line(shards, tmp_path):
+    """GradCache has a TensorFlow and a JAX step: on the torch backend `--chunk-size` stops the
+    run with one line before a model is built, not with an error inside the training step."""
+    pytest.importorskip("torch")
+    argv, env = cli_command("train", "pretrain", "--data", shards, "-o", tmp_path / "torch",
+                            "--model", "tiny", "--steps", "2", "--batch-size", "8",
+                            "--chunk-size", "4", "--tasks", "wlp")
+    result = subprocess.run(argv, env=dict(env, KERAS_BACKEND="torch"), capture_output=True,
+                            text=True, timeout=300)
+    assert_one_line_error(result, "--chunk-size needs the TensorFlow or JAX backend",
+                          "KERAS_BACKEND=torch")
+
+
 def test_tiny_trains_on_the_jax_backend_without_tensorflow(shards, tmp_path):
     pytest.importorskip("jax")
     out = _train_run(shards, tmp_path / "jax", "jax")

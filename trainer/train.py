@@ -39,6 +39,7 @@ import time
 import keras
 
 from . import data as data_lib
+from . import gradcache
 from .checkpoints import (EVAL, MODEL_CONFIG, TRAIN_CONFIG, TRAIN_LOG, VOCAB, VOCAB_LISTING,
                           WEIGHTS, copy_file, latest_checkpoint, prepare_run_folder, resume,
                           save_weights, step_checkpoint, write_json, write_text)
@@ -87,6 +88,9 @@ def train(config: TrainConfig, extra_callbacks=()) -> dict:
         if config.batch_size % replicas:
             raise TrainError(f"batch size {config.batch_size} is not a multiple of the "
                              f"{replicas} replicas")
+        if config.chunk_size and keras.backend.backend() not in gradcache.BACKENDS:
+            raise TrainError(f"--chunk-size needs the TensorFlow or JAX backend, not "
+                             f"KERAS_BACKEND={keras.backend.backend()}")
         if config.chunk_size and (config.batch_size // replicas) % config.chunk_size:
             raise TrainError(f"the batch per replica ({config.batch_size // replicas}) is not "
                              f"a multiple of the chunk size {config.chunk_size}")

@@ -90,11 +90,16 @@ def test_build_card_says_what_how_and_under_which_license(built):
     assert "[enwiki](https://en.wikipedia.org)" in text  # the wiki, from the dump's siteinfo
 
 
-def test_build_card_counts_are_those_of_stats_json(built):
+def task_table(built, heading: str) -> tuple[str, dict, dict]:
+    """(card text, stats.json, rows of the card's per-task table under `heading`)."""
     text = (built / CARD).read_text(encoding="utf-8")
-    stats = load_json(built / "stats.json")
-    rows = table_rows(text, "## Counts")
+    rows = table_rows(text, heading)
     assert list(rows) == ["ict", "bfs", "wlp"]
+    return text, load_json(built / "stats.json"), rows
+
+
+def test_build_card_counts_are_those_of_stats_json(built):
+    _, stats, rows = task_table(built, "## Counts")
     for task, cells in rows.items():
         s = stats["tasks"][task]
         assert [number(c) for c in cells[:4]] == [s["pairs"], s["tokens"],
@@ -106,10 +111,7 @@ def test_build_card_counts_are_those_of_stats_json(built):
 
 def test_build_card_shows_both_splits(built):
     """Issue 20: the train and eval counts per task, as stats.json has them."""
-    text = (built / CARD).read_text(encoding="utf-8")
-    stats = load_json(built / "stats.json")
-    rows = table_rows(text, "## Splits")
-    assert list(rows) == ["ict", "bfs", "wlp"]
+    text, stats, rows = task_table(built, "## Splits")
     for task, cells in rows.items():
         s = stats["tasks"][task]
         assert [number(c) for c in cells] == [s["splits"]["train"], s["splits"]["eval"],

@@ -200,8 +200,9 @@ class ParseAndPair(beam.DoFn):
                 flush_counts(self.counts, held)
             progress.update({task: w.pairs for task, w in writers.items()})
         progress.update({task: w.pairs for task, w in writers.items()}, force=True)
-        for key in sorted(self.train_keys):  # the split's distinct train queries (EvalFilter)
-            yield beam.pvalue.TaggedOutput("train_key", key)
+        # The split's distinct train queries, as one array: one element per split, not one per
+        # pair, through the runner (EvalFilter)
+        yield beam.pvalue.TaggedOutput("train_key", key_array(self.train_keys))
         for task, writer in writers.items():
             note = writer.close()
             save_note(self.output, note)
@@ -247,14 +248,23 @@ class ParseAndPair(beam.DoFn):
                 yield beam.pvalue.TaggedOutput("wlp_doc", (target, doc))
 
 
+def key_array(keys) -> np.ndarray:
+    """int64 keys -> one sorted NumPy array of the distinct keys."""
+    return np.unique(np.fromiter(keys, dtype=np.int64, count=len(keys)))
+
+
 class SortedKeys(beam.CombineFn):
-    """int64 keys -> one sorted NumPy array of the distinct keys (a small side input)."""
+    """int64 keys or arrays of them -> one sorted NumPy array of the distinct keys (a small side
+    input)."""
 
     def create_accumulator(self):
         return [np.zeros(0, np.int64), []]  # distinct keys so far, keys not yet merged in
 
     def add_input(self, acc, key):
-        acc[1].append(int(key))
+        if isinstance(key, np.ndarray):
+            acc[1].extend(key.tolist())
+        else:
+            acc[1].append(int(key))
         if len(acc[1]) >= 100_000:
             acc = self._compact(acc)
         return acc
@@ -277,7 +287,8 @@ def _contains(keys: np.ndarray, key: int) -> bool:
 
 
 class EvalFilter(beam.PTransform):
-    """(eval pairs, train query keys) -> the eval pairs whose query text is no train pair's query.
+    """(eval pairs, arrays of train query keys) -> the eval pairs whose query text is no train
+    pair's query.
 
     The eval side is small (`--eval-percent` of pages): its query keys go to every worker as one
     sorted array, the train keys that hit it (few) are collected the same way, and the eval pairs
@@ -288,11 +299,17 @@ class EvalFilter(beam.PTransform):
         eval_keys = (eval_pairs | "EvalKeys" >> beam.Map(lambda p: query_key(p.query))
                      | "EvalKeySet" >> beam.CombineGlobally(SortedKeys()))
         hits = (train_keys
-                | "TrainHits" >> beam.Filter(lambda k, keys: _contains(keys, k),
-                                             keys=beam.pvalue.AsSingleton(eval_keys))
+                | "TrainHits" >> beam.Map(_hits,
+                                          keys=beam.pvalue.AsSingleton(eval_keys))
                 | "HitSet" >> beam.CombineGlobally(SortedKeys()))
         return eval_pairs | "DropSeenQueries" >> beam.ParDo(
             _DropSeen(), hits=beam.pvalue.AsSingleton(hits))
+
+
+def _hits(train_keys, keys: np.ndarray) -> np.ndarray:
+    """The train keys (an array of a split's, or one key of a WLP pair) that are eval keys."""
+    train_keys = np.atleast_1d(np.asarray(train_keys, dtype=np.int64))
+    return train_keys[np.isin(train_keys, keys)]
 
 
 class _DropSeen(beam.DoFn):

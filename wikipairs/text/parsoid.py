@@ -42,7 +42,7 @@ from selectolax.lexbor import LexborHTMLParser
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_OTHER_SPACE, _SPACES, _TAG_LEFTOVER, _VARIANT_ORDER, BOILERPLATE_SECTIONS,
+from .wikitext import (_OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER, BOILERPLATE_SECTIONS,
                        ParseOptions, _Piece)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
@@ -158,6 +158,20 @@ def drop_reason(tag: str, attrs) -> str | None:
 # Tags dropped whatever their attributes (an element without attributes is otherwise kept).
 _DROPPED_TAGS = frozenset({"table", "figure", "figcaption", "math", "pre", "code", "style",
                            "script"})
+_SKIPPED_TAGS = SILENT_TAGS - _DROPPED_TAGS  # not walked, not counted
+# Lexbor's tag ids: text nodes are 2, HTML's tags have small fixed ids (names cached here), other
+# tags an id of their own in each document (a pointer, above _FIXED_TAG_IDS: never cached).
+_TEXT_ID = 2
+_FIXED_TAG_IDS = 1 << 12
+_TAG_NAMES: dict[int, str] = {}
+
+
+def _tag_name(node, tag_id: int) -> str:
+    """`node.tag` (a new string on each call; `tag_id` is an int), cached for HTML's tags."""
+    tag = node.tag
+    if tag_id < _FIXED_TAG_IDS:
+        _TAG_NAMES[tag_id] = tag
+    return tag
 # A link's text in a paragraph's text: OPEN, the link's number, NUMBER_END, the anchor, CLOSE.
 _OPEN, _NUMBER_END, _CLOSE = "\ue000", "\ue002", "\ue001"
 # Read off the HTML text (a category link may lie in a section cut before parsing).
@@ -200,6 +214,7 @@ class ParsoidCleaner:
     def __post_init__(self):
         lang = self.titles.site.lang
         self.boilerplate = BOILERPLATE_SECTIONS["en"] | BOILERPLATE_SECTIONS.get(lang, set())
+        self._pieces: dict[str, _Piece] = {}  # href -> its link's piece (read-only pieces)
 
     # ---- the article -----------------------------------------------------------------------
     def article(self, page: HtmlPage, counts: Counter | None = None) -> Article:
@@ -275,7 +290,16 @@ class ParsoidCleaner:
                                      raw_target=parsed.title))
 
     def _link_piece(self, href: str) -> _Piece:
-        """The piece of a link, without its text yet (None target: not a link to an article)."""
+        """The piece of a link, without its text yet (None target: not a link to an article);
+        cached by href (the same targets recur: ~1/3 of a page's links, more over a dump)."""
+        piece = self._pieces.get(href)
+        if piece is None:
+            if len(self._pieces) >= 200_000:  # bound memory on huge dumps
+                self._pieces.clear()
+            piece = self._pieces[href] = self._new_link_piece(href)
+        return piece
+
+    def _new_link_piece(self, href: str) -> _Piece:
         parsed = self.titles.parse(_href_title(href))
         if parsed is None or parsed.interwiki or parsed.ns != 0:
             return _Piece("")
@@ -285,12 +309,14 @@ class ParsoidCleaner:
     # ---- the walk --------------------------------------------------------------------------
     def _block(self, node, work: _Work) -> None:
         """Walk a block container: inline runs become paragraphs; block children are walked."""
+        names = _TAG_NAMES
         for child in node.iter(include_text=True):
-            tag = child.tag
-            if tag == "-text":
+            tag_id = child.tag_id
+            if tag_id == _TEXT_ID:
                 if work.skip_below is None:
                     work.texts.append(child.text_content)
                 continue
+            tag = names.get(tag_id) or _tag_name(child, tag_id)
             if tag[0] == "-":  # comments, doctype
                 continue
             if tag == "section" or (tag == "div" and _is_heading_wrapper(child)):
@@ -303,7 +329,7 @@ class ParsoidCleaner:
                 self._flush(work)
                 self._heading(child, level, work)
                 continue
-            if work.skip_below is not None or tag in SILENT_TAGS and tag not in _DROPPED_TAGS:
+            if work.skip_below is not None or tag in _SKIPPED_TAGS:
                 continue
             attrs = child.attributes
             if tag == "a" and "mw:WikiLink" in (attrs.get("rel") or ""):
@@ -330,14 +356,12 @@ class ParsoidCleaner:
 
     def _inline(self, node, tag: str, attrs: dict, out: list[str], work: _Work) -> None:
         """Append the text of an inline element to `out`; a wiki link's text goes between
-        numbered marks (its piece in `work.links`)."""
+        numbered marks (its piece in `work.links`). `_inline_children` does the same for each
+        child, written out there (the hottest loop)."""
         if tag == "a":
             rel = attrs.get("rel")
             if rel and (rel == "mw:WikiLink" or "mw:WikiLink" in rel.split()):
-                anchor: list[str] = []
-                self._inline_children(node, anchor, work)
-                out.append(f"{_OPEN}{len(work.links)}{_NUMBER_END}{''.join(anchor)}{_CLOSE}")
-                work.links.append(self._link_piece(attrs.get("href") or ""))
+                self._link(node, attrs, out, work)
                 return
         elif tag == "br":
             out.append(" ")
@@ -347,26 +371,51 @@ class ParsoidCleaner:
             return
         self._inline_children(node, out, work)
 
+    def _link(self, node, attrs: dict, out: list[str], work: _Work) -> None:
+        """A wiki link's text between numbered marks; its piece goes to `work.links`."""
+        first = node.first_child
+        if first is not None and first.tag_id == _TEXT_ID and first.next is None:
+            anchor = first.text_content  # the common case: a link of plain text
+        else:
+            parts: list[str] = []
+            self._inline_children(node, parts, work)
+            anchor = "".join(parts)
+        out.append(f"{_OPEN}{len(work.links)}{_NUMBER_END}{anchor}{_CLOSE}")
+        work.links.append(self._link_piece(attrs.get("href") or ""))
+
     def _inline_children(self, node, out: list[str], work: _Work) -> None:
+        names = _TAG_NAMES
         for child in node.iter(include_text=True):
-            tag = child.tag
-            if tag == "-text":
+            tag_id = child.tag_id
+            if tag_id == _TEXT_ID:
                 out.append(child.text_content)
                 continue
-            if tag[0] == "-" or tag in SILENT_TAGS and tag not in _DROPPED_TAGS:
+            tag = names.get(tag_id) or _tag_name(child, tag_id)
+            if tag[0] == "-" or tag in _SKIPPED_TAGS:
                 continue
             attrs = child.attributes
+            if tag == "a":  # what _inline does, written out
+                rel = attrs.get("rel")
+                if rel and "mw:WikiLink" in rel:  # the common case, first: no drop rule
+                    if rel == "mw:WikiLink" or "mw:WikiLink" in rel.split():
+                        self._link(child, attrs, out, work)
+                    else:
+                        self._inline_children(child, out, work)
+                    continue
             if attrs or tag in _DROPPED_TAGS:
-                if tag == "a" and "mw:WikiLink" in (attrs.get("rel") or ""):
-                    reason = None  # the common case, first
-                else:
-                    reason = drop_reason(tag, attrs)
+                reason = drop_reason(tag, attrs)
                 if reason is not None:
                     self._dropped(child, reason, work)
                     continue
             if tag in BLOCK_TAGS:  # a block inside inline content (a list in a link): a space
                 out.append(" ")
-            self._inline(child, tag, attrs, out, work)
+            if tag == "br":
+                out.append(" ")
+            elif tag != "a" and attrs and "mw:LanguageVariant" in (attrs.get("typeof") or "") \
+                    and not child.text():
+                out.append(variant_text(attrs.get("data-mw-variant") or ""))
+            else:
+                self._inline_children(child, out, work)
 
     def _table_rows(self, table, work: _Work) -> None:
         """--keep-tables: each row's cell texts, joined by " ; ", as a paragraph (wikitext's rule)."""
@@ -438,7 +487,9 @@ class ParsoidCleaner:
         if "<" in text:
             text = _TAG_LEFTOVER.sub("", text)
         if "  " in text or _OTHER_SPACE.search(text):
-            text = _SPACES.sub(" ", text)
+            # _SPACES.sub(" ", text) but for its ends, stripped below anyway: str.split() cuts
+            # at the same whitespace as \s, ~4x faster than the regex's one match per space
+            text = " ".join(text.split())
         marked = _OPEN in text
         if marked:  # no space at an anchor's ends: it goes outside the marks
             moved = False
@@ -447,24 +498,24 @@ class ParsoidCleaner:
             if " " + _CLOSE in text:
                 text, moved = text.replace(" " + _CLOSE, _CLOSE + " "), True
             if moved and "  " in text:
-                text = _SPACES.sub(" ", text)
+                text = " ".join(text.split())
         text = text.strip()
         spans = []
         if marked:
-            parts, last, removed, opened = [], 0, 0, None
-            for m in _MARK_TOKEN.finditer(text):
-                at = m.start() - removed
-                parts.append(text[last:m.start()])
-                last = m.end()
-                removed += last - m.start()
-                if m.group(1) is not None:
-                    opened = (at, pieces[int(m.group(1))])
-                elif opened is not None:
-                    if at > opened[0] and opened[1].target:
-                        spans.append((opened[0], at, opened[1]))
-                    opened = None
-            parts.append(text[last:])
-            text = "".join(parts)
+            # [text, link number or None (a close mark), text, ...]: `at`, the offset in the
+            # text without marks, is the length of the texts before
+            chunks = _MARK_TOKEN.split(text)
+            at, opened, opened_at, piece = len(chunks[0]), False, 0, None
+            for k in range(1, len(chunks), 2):
+                number = chunks[k]
+                if number is not None:
+                    opened, opened_at, piece = True, at, pieces[int(number)]
+                elif opened:
+                    if at > opened_at and piece.target:
+                        spans.append((opened_at, at, piece))
+                    opened = False
+                at += len(chunks[k + 1])
+            text = "".join(chunks[::2])
             lead = len(text) - len(text.lstrip())  # an empty link at the start leaves a space
             if lead:
                 spans = [(a - lead, b - lead, piece) for a, b, piece in spans]

@@ -68,14 +68,33 @@ class RowEncoder:
                 continue
             entry = cache.get(value)
             if entry is None:
-                entry = self._entry(prefix, kind, (value,))
-                if len(cache) >= self._CACHE_SIZE:
-                    cache.clear()
-                if kind != "bytes" or len(entry) < 512:  # not passages: they seldom recur
-                    cache[value] = entry
+                if kind == "bytes":  # passages and queries seldom recur: a header by length
+                    data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+                    entry = self._bytes_header(prefix, cache, len(data)) + data
+                    if len(entry) < 512:
+                        self._remember(cache, value, entry)
+                else:
+                    entry = self._remember(cache, value, self._entry(prefix, kind, (value,)))
             parts.append(entry)
         body = b"".join(parts)
         return b"\x0a" + _varint(len(body)) + body
+
+    def _remember(self, cache: dict, value, entry: bytes) -> bytes:
+        if len(cache) >= self._CACHE_SIZE:
+            cache.clear()
+        cache[value] = entry
+        return entry
+
+    @staticmethod
+    def _bytes_header(prefix: bytes, cache: dict, size: int) -> bytes:
+        """The bytes of a one-value bytes entry before its `size` data bytes: they depend on the
+        size only, so they are remembered by it (under an int key, beside the str/bytes values
+        of the same field's cache: a bytes field holds no ints)."""
+        header = cache.get(size)
+        if header is None:
+            empty = RowEncoder._entry(prefix, "bytes", (b"\0" * size,))
+            header = cache[size] = empty[:len(empty) - size]
+        return header
 
     @staticmethod
     def _entry(prefix: bytes, kind: str, values) -> bytes:

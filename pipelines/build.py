@@ -1,10 +1,10 @@
 """The pipeline graph of `wikipairs build` (the driver is pipelines/driver.py)."""
 from __future__ import annotations
 
-import math
-
 import apache_beam as beam
 
+# eval shards after a task's train shards (the layout's rule)
+from wikipairs.shards.layout import eval_shard_count as eval_shards
 from wikipairs.shards.pair_shards import pair_row, shard_of, write_shard
 from wikipairs.pairs.tasks import approx_token_count
 from wikipairs.reading.splits import index_for
@@ -71,11 +71,6 @@ class WriteShards(beam.PTransform):
                                                     self.formats, self.tokenizer is not None)))
 
 
-def eval_shards(num_splits: int, eval_percent: float) -> int:
-    """ICT/BFS eval shards after the splits' shards: about the eval share of them, at least 1."""
-    return 0 if eval_percent <= 0 else max(1, math.ceil(num_splits * eval_percent / 100))
-
-
 class _SplitWlp(beam.DoFn):
     """WLP pairs -> train pairs (main), eval pairs ("eval") and train query keys ("train_key");
     pairs sharing an eval set's n-gram (`exclude`) are dropped."""
@@ -100,7 +95,8 @@ def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, fo
                    num_shards, output, title_capacity, workdir, progress_dir=None,
                    redirects_in_memory=False, exclude=None):
     """Add the whole build to `pipeline`. ICT and BFS get one shard per split (train pairs) and
-    `eval_shards` more (eval pairs, by pair_id hash); WLP `num_shards`, both splits.
+    `eval_shards` more (eval pairs, by pair_id hash); WLP `num_shards` train shards and
+    `eval_shards(num_shards)` eval shards after them.
     `redirects_in_memory`: WLP resolves link targets through one redirect table (a side input)
     instead of keyed joins (see WlpJoin). `exclude`: shards.audit.Exclusion (`--exclude`)."""
     n_eval = eval_shards(len(splits), pairs.eval_percent)
@@ -144,10 +140,15 @@ def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, fo
              train_keys | "TrainKeys" >> beam.Flatten()) | "EvalFilter" >> EvalFilter())
     by_task = kept | "EvalByTask" >> beam.Partition(
         lambda pair, n: ("ict", "bfs", "wlp").index(pair.task), 3)
-    if "wlp" in tasks:
-        ((wlp.train, by_task[2]) | "WlpBothSplits" >> beam.Flatten()
-         | "Write_wlp" >> WriteShards(output, "wlp", num_shards, formats, tokenizer,
-                                      pairs.query_max_tokens, pairs.doc_max_tokens))
+    if "wlp" in tasks:  # train shards, then the eval shards, as ICT and BFS
+        n_wlp_eval = eval_shards(num_shards, pairs.eval_percent)
+        wlp.train | "Write_wlp" >> WriteShards(
+            output, "wlp", num_shards, formats, tokenizer, pairs.query_max_tokens,
+            pairs.doc_max_tokens, total=num_shards + n_wlp_eval)
+        if n_wlp_eval:
+            by_task[2] | "Write_wlp_eval" >> WriteShards(
+                output, "wlp", n_wlp_eval, formats, tokenizer, pairs.query_max_tokens,
+                pairs.doc_max_tokens, first=num_shards, total=num_shards + n_wlp_eval)
     for i, task in enumerate(("ict", "bfs")):
         if task in tasks and n_eval:
             by_task[i] | f"Write_{task}_eval" >> WriteShards(

@@ -406,9 +406,9 @@ def _write_manifest(config: BuildConfig, paths: list[str], num_shards: int, spli
     them, last."""
     notes = read_notes(config.output)
     files = [f for n in sorted(notes, key=lambda n: (n["task"], n["shard"])) for f in n["files"]]
-    splits += eval_shards(splits, config.pairs.eval_percent)  # ICT/BFS: then the eval shards
-    expected = sum(len(config.formats) * (num_shards if task == "wlp" else splits)
-                   for task in config.tasks)
+    train = {task: num_shards if task == "wlp" else splits for task in config.tasks}
+    expected = sum(len(config.formats) * (n + eval_shards(n, config.pairs.eval_percent))
+                   for n in train.values())  # each task's train shards, then its eval shards
     if len(files) != expected:
         raise BuildError(f"{config.output}: {len(files)} shard files written, expected {expected}")
     manifest = {

@@ -376,7 +376,7 @@ def test_shard_layout_and_manifest(gensim_build):
             assert numbers == [(i, count) for i in range(count)], f"{task} {fmt}: {numbers}"
     wlp_counts = {int(_PART.match(os.path.basename(p)).group(2)) for p in listed
                   if p.startswith(("parquet/wlp/", "tfrecord/wlp/"))}
-    assert wlp_counts == {3}, "--num-shards 3 gives part-0000i-of-00003 for WLP"
+    assert wlp_counts == {4}, "--num-shards 3: 3 WLP train shards, then 1 eval shard"
     assert not list(gensim_build.rglob("*.tmp")), "no temporary files left"
     assert manifest["seed"] == 0
     assert manifest["inputs"][0]["sha256"] and manifest["inputs"][0]["bytes"] == \

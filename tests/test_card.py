@@ -120,14 +120,35 @@ def test_build_card_shows_both_splits(built):
 
 
 def test_build_card_front_matter_names_a_parquet_config_per_task(built):
+    """Each task: `train` its train shards, `validation` its eval shards after them (issue 20),
+    every file named, together exactly the task's Parquet shards of the manifest."""
     meta = front_matter((built / CARD).read_text(encoding="utf-8"))
     assert meta["license"] == "cc-by-sa-4.0" and meta["language"] == ["en"]
     assert "text-retrieval" in meta["task_categories"]
     assert meta["size_categories"] == ["n<1K"]
-    assert meta["configs"] == [
-        {"config_name": task,
-         "data_files": [{"split": "train", "path": f"parquet/{task}/*.parquet"}]}
-        for task in ("ict", "bfs", "wlp")]
+    assert [c["config_name"] for c in meta["configs"]] == ["ict", "bfs", "wlp"]
+    stats, manifest = load_json(built / "stats.json"), load_json(built / "manifest.json")
+    for config in meta["configs"]:
+        task = config["config_name"]
+        files = sorted(e["path"] for e in manifest["shards"]
+                       if e["path"].startswith(f"parquet/{task}/"))
+        train = stats["num_shards"] if task == "wlp" else stats["splits"]
+        assert config["data_files"] == [{"split": "train", "path": files[:train]},
+                                         {"split": "validation", "path": files[train:]}]
+        assert len(files) > train
+
+
+def test_files_without_rows_are_left_out_of_the_configs(built):
+    """`datasets` cannot read a Parquet file without rows ("BatchSize must be greater than 0"):
+    an empty shard is not named, a split with no rows (no eval pairs) not given."""
+    manifest, stats = load_json(built / "manifest.json"), load_json(built / "stats.json")
+    empty = {"parquet/ict/part-00000-of-00003.parquet", "parquet/ict/part-00002-of-00003.parquet"}
+    for entry in manifest["shards"]:
+        if entry["path"] in empty:
+            entry["rows"] = 0
+    ict = front_matter(build_card(manifest, stats))["configs"][0]
+    assert ict == {"config_name": "ict", "data_files": [
+        {"split": "train", "path": ["parquet/ict/part-00001-of-00003.parquet"]}]}
 
 
 def load_offline(folder: Path, config: str, cache: Path, data_dir: bool = False) -> int:
@@ -144,9 +165,28 @@ def load_offline(folder: Path, config: str, cache: Path, data_dir: bool = False)
     return int(done.stdout.split()[-1])
 
 
-def test_datasets_loads_a_task_from_the_parquet_shards_offline(built, tmp_path):
-    pairs = load_json(built / "stats.json")["tasks"]["ict"]["pairs"]
-    assert load_offline(built, "ict", tmp_path / "hf") == pairs > 0
+def load_splits(folder: Path, configs: list[str], cache: Path) -> dict[str, dict[str, list]]:
+    """config -> split -> the `split` column of `datasets.load_dataset(folder, config)`, in a
+    fresh interpreter where the Hub cannot be reached (as load_offline)."""
+    pytest.importorskip("datasets")
+    env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(cache))
+    code = ("import json, sys, datasets; print(json.dumps({c: {k: list(v['split']) for k, v in "
+            "datasets.load_dataset(sys.argv[1], c).items()} for c in sys.argv[2:]}))")
+    done = subprocess.run([sys.executable, "-c", code, str(folder), *configs], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_datasets_loads_train_and_validation_of_every_task_offline(built, tmp_path):
+    """Issue 20: `validation` holds exactly the eval pairs, `train` the train pairs."""
+    stats = load_json(built / "stats.json")
+    loaded = load_splits(built, ["ict", "bfs", "wlp"], tmp_path / "hf")
+    for task, splits in loaded.items():
+        counts = stats["tasks"][task]["splits"]
+        assert sorted(splits) == ["train", "validation"], task
+        assert splits["train"] == ["train"] * counts["train"] and counts["train"] > 0, task
+        assert splits["validation"] == ["eval"] * counts["eval"] and counts["eval"] > 0, task
 
 
 def test_datasets_loads_a_task_folder_as_plain_parquet_offline(built, tmp_path):
@@ -166,10 +206,15 @@ def test_the_manifest_lists_the_card_and_verify_passes(built):
 
 def test_a_second_build_into_the_folder_replaces_the_card(built, tmp_path):
     again = shutil.copytree(built, tmp_path / "again")
-    cli_ok("build", "-q", "-o", again, "--workers", "1", "--task", "ict", "--format", "parquet")
+    cli_ok("build", "-q", "-o", again, "--workers", "1", "--task", "ict", "--format", "parquet",
+           "--eval-percent", "0")
     text = (again / CARD).read_text(encoding="utf-8")
     assert "- Seed: 0 " in text and list(table_rows(text, "## Counts")) == ["ict"]
-    assert [c["config_name"] for c in front_matter(text)["configs"]] == ["ict"]
+    [config] = front_matter(text)["configs"]  # no eval split: no eval shards, no validation
+    assert config["config_name"] == "ict"
+    assert [f["split"] for f in config["data_files"]] == ["train"]
+    assert config["data_files"][0]["path"] == sorted(
+        f"parquet/ict/{p.name}" for p in (again / "parquet" / "ict").iterdir())
     assert "TFRecord" not in text.split("## Schema")[0]
     cli_ok("verify", again)
 

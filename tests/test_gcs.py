@@ -177,8 +177,9 @@ def test_gs_build_is_byte_identical_to_the_local_build(gcs, gs_builds, local_bui
     out = gs_builds[workers]
     remote, local = json.loads(gcs.get(f"{out}/manifest.json")), manifest(local_build)
     assert shard_sums(remote) == shard_sums(local)
-    # ict, bfs: 2 splits and 1 eval shard each (the held-out query pages); wlp: 1 shard; 2 formats
-    assert len(remote["shards"]) == (3 + 3 + 1) * 2
+    # ict, bfs: 2 splits and 1 eval shard each (the held-out query pages); wlp: 1 train shard and
+    # 1 eval shard; 2 formats
+    assert len(remote["shards"]) == (3 + 3 + 2) * 2
     for entry in remote["shards"]:  # the manifest's checksums are those of the objects
         data = gcs.get(f"{out}/{entry['path']}")
         assert len(data) == entry["bytes"]
@@ -208,7 +209,7 @@ def test_verify_gs_and_a_flipped_byte(gcs, gs_builds):
         assert_one_line_error(run_cli("verify", out), shard, "sha256")
     finally:
         gcs.put(shard, original)
-    extra = f"{out}/parquet/wlp/part-00001-of-00002.parquet"  # another run's shard lying there
+    extra = f"{out}/parquet/wlp/part-00002-of-00003.parquet"  # another run's shard lying there
     gcs.put(extra, b"PAR1")
     try:
         assert_one_line_error(run_cli("verify", out), extra, "does not list")

@@ -17,7 +17,7 @@ import re
 import shlex
 
 from .. import fileio
-from .layout import SUFFIXES, task_folder
+from .layout import SUFFIXES, shards_by_split, task_folder, train_shard_count
 from .output import OutputError
 from wikipairs.schemas import ARTICLE, REDIRECT, SCHEMA_VERSION, markdown_table, pair_fields
 
@@ -80,8 +80,8 @@ def build_card(manifest: dict, stats: dict, dbname: str = "", base: str = "") ->
     tasks = [t for t in config["tasks"] if t in stats["tasks"]]
     wiki = _wiki(manifest, dbname)
     parquet = "parquet" in config["formats"]
-    configs = [(t, f"{task_folder('', 'parquet', t)}/*.parquet") for t in tasks] if parquet \
-        else []
+    configs = [(t, files) for t in tasks if (files := _task_data_files(manifest, stats, t))] \
+        if parquet else []
     total = sum(stats["tasks"][t]["pairs"] for t in tasks)
     title = f"Retrieval pre-training pairs from {wiki}: {', '.join(t.upper() for t in tasks)}"
     return "\n".join([
@@ -103,7 +103,7 @@ def build_card(manifest: dict, stats: dict, dbname: str = "", base: str = "") ->
         *_counts_table(stats, manifest, tasks),
         "## Files",
         "",
-        *_build_files(config, tasks, parquet),
+        *_build_files(config, tasks, parquet, any("validation" in c for _, c in configs)),
         "## Schema",
         "",
         *_schema_intro(config["formats"]),
@@ -116,6 +116,22 @@ def build_card(manifest: dict, stats: dict, dbname: str = "", base: str = "") ->
         ]),
         *_license(wiki, base, "pairs"),
     ])
+
+
+def _task_data_files(manifest: dict, stats: dict, task: str) -> dict[str, list[str]]:
+    """Hugging Face split -> a task's Parquet shard files that hold rows (`datasets` fails on a
+    file with none): `train` the train shards, `validation` the eval shards after them
+    (wikipairs/shards/layout.py); a split without rows is left out; a build without that layout,
+    all files as `train`."""
+    folder = task_folder("", "parquet", task)
+    entries = [e for e in manifest["shards"]
+               if os.path.dirname(e["path"]) == folder and e["path"].endswith(".parquet")]
+    total = {int(os.path.basename(e["path"]).split("-of-")[1].split(".")[0]) for e in entries}
+    train = train_shard_count(task, stats, total.pop()) if len(total) == 1 else None
+    split = shards_by_split([e["path"] for e in entries if e.get("rows", 1)],
+                            len(entries) if train is None else train)
+    return {name: split[key] for name, key in (("train", "train"), ("validation", "eval"))
+            if split[key]}
 
 
 def _task_rules(config: dict, tasks: list[str]) -> list[str]:
@@ -201,16 +217,22 @@ def _excluded_lines(stats: dict, tasks: list[str]) -> list[str]:
             + ", ".join(dropped) + ".", ""]
 
 
-def _build_files(config: dict, tasks: list[str], parquet: bool) -> list[str]:
+def _build_files(config: dict, tasks: list[str], parquet: bool, validation: bool) -> list[str]:
     kinds = {"parquet": "Parquet (zstd)",
              "tfrecord": "TFRecord (gzip, one `tf.train.Example` per pair)"}
     lines = [f"- `{task_folder('', f, '<task>')}/part-NNNNN-of-MMMMM{SUFFIXES[f]}`: the pairs, as "
              f"{kinds[f]}." for f in config["formats"]]
+    if validation:
+        lines.append("- A task's shards are its train shards, then its eval shards: the pairs of "
+                     "the held-out query pages (`split` = `eval`) are in the last shard files "
+                     "of each task.")
     if parquet:
+        splits = ("splits `train` (the train shards) and `validation` (the eval shards), each "
+                  "file named" if validation else "all rows in split `train`")
         lines.append(f'- `datasets.load_dataset("DIR", "{tasks[0]}")` reads the Parquet shards of '
-                     f"a task (the `configs:` of this card's metadata); all rows are in split "
-                     f"`train`. Any Parquet reader takes a task's folder as it is: "
-                     f"`pandas.read_parquet(\"DIR/parquet/{tasks[0]}\")`, "
+                     f"a task (the `configs:` of this card's metadata): {splits}. Any Parquet "
+                     f"reader takes a task's folder as it is, both splits together (filter on "
+                     f"column `split`): `pandas.read_parquet(\"DIR/parquet/{tasks[0]}\")`, "
                      f"`datasets.load_dataset(\"parquet\", data_dir=\"DIR/parquet/{tasks[0]}\")`.")
     if config.get("vocab"):
         lines.append(f"- `spm.model`: the SentencePiece model of the token ids (a copy of "
@@ -250,7 +272,8 @@ def parse_card(manifest: dict, dbname: str = "", base: str = "") -> str:
     title = f"Parsed articles of {wiki}"
     return "\n".join([
         _front_matter(counts["lang"], ["text-retrieval"], counts["articles"], title,
-                      [("articles", "articles/*.parquet"), ("redirects", "redirects.parquet")]),
+                      [("articles", {"train": "articles/*.parquet"}),
+                       ("redirects", {"train": "redirects.parquet"})]),
         _MARK.format(tool="wikipairs parse"),
         "",
         f"# {title}",
@@ -301,18 +324,22 @@ def _parse_counts(counts: dict) -> list[str]:
 # ---- parts of both cards ----------------------------------------------------------------------
 
 def _front_matter(lang: str, categories: list[str], rows: int, title: str,
-                  configs: list[tuple[str, str]]) -> str:
-    """Hugging Face's card metadata. Written by hand, not by a YAML library (the core has none):
-    strings as JSON, which YAML reads as double-quoted scalars."""
+                  configs: list[tuple[str, dict[str, str | list[str]]]]) -> str:
+    """Hugging Face's card metadata, `configs` as (config name, split -> a glob pattern or a list
+    of files). Written by hand, not by a YAML library (the core has none): strings as JSON, which
+    YAML reads as double-quoted scalars."""
     q = json.dumps
     lines = ["---", "license: cc-by-sa-4.0", "language:", f"- {q(lang)}", "task_categories:",
              *[f"- {c}" for c in categories], "size_categories:", f"- {_size_category(rows)}",
              f"pretty_name: {q(title)}", "tags:", "- wikipedia", "- wikipairs"]
     if configs:
         lines.append("configs:")
-    for name, path in configs:
-        lines += [f"- config_name: {name}", "  data_files:", "  - split: train",
-                  f"    path: {q(path)}"]
+    for name, splits in configs:
+        lines += [f"- config_name: {name}", "  data_files:"]
+        for split, path in splits.items():  # a glob pattern, or a list of files
+            files = [f"    path: {q(path)}"] if isinstance(path, str) else \
+                ["    path:", *[f"    - {q(p)}" for p in path]]
+            lines += [f"  - split: {split}", *files]
     return "\n".join(lines + ["---"])
 
 

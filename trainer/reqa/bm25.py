@@ -14,8 +14,8 @@ What is indexed and how, all settable (`wikipairs reqa eval --model bm25 ...`):
   language's rules, `--analyzer none` words alone; `--stemmer off` drops stemming.
   Stopwords are off by default (`--stopwords on`: the language's list where one exists):
   removing them lowered R@1 in three of the four languages with a list (SQuAD dev English
-  69.31 -> 68.71, XQuAD Spanish 73.92 -> 72.41, Russian 73.69 -> 73.10; Turkish 69.00 ->
-  69.34).
+  69.62 -> 68.90, XQuAD Spanish 73.84 -> 72.74, Russian 73.86 -> 73.02; Turkish 69.09 ->
+  69.85).
 - scoring: bm25s's "lucene" variant, k1 = 1.2 (`--k1`; bm25s's own default is 1.5), b = 0.75
   (`--b`). Questions are tokenized the same way; words not in the index are dropped.
 

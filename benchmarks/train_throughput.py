@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/train_throughput.py --config base --batch 8 --steps 3 --json
     KERAS_BACKEND=jax python benchmarks/train_throughput.py --config base --bf16 --batch 256 --steps 50
     .venv/bin/python benchmarks/train_throughput.py --config small --batch 256 --chunk-size 32
+    .venv/bin/python benchmarks/train_throughput.py --config small --steps 5 --reference pytorch
 
 The backend is --backend, else $KERAS_BACKEND, else tensorflow; KERAS_BACKEND is set before
 keras is imported. With jax nothing from TensorFlow is imported (only jax, keras and numpy are
@@ -20,7 +21,7 @@ built (float32 variables, bfloat16 compute). `--chunk-size N`: GradCache steps (
 `wikipairs train --chunk-size`): the same loss and gradients with the activations of N rows at a
 time, for one more forward pass of the towers; the FLOPs and MFU below count the model's FLOPs
 (6 per parameter and token), not the recomputed forward pass. Memory: `peak_rss_mb` is the
-process's peak resident set (ru_maxrss), `rss_before_fit_mb` its resident set after the model
+process's peak resident set (VmHWM, else ru_maxrss), `rss_before_fit_mb` its resident set after the model
 was built, so their difference is what training added (activations, optimizer state, compiled
 code); one configuration per process, so peaks do not carry over.
 
@@ -41,6 +42,25 @@ FLOPs per training example (forward + backward, matmuls only; the PaLM / Chinchi
 should be a little below it (base: 0.993 of it). `--model-opt KEY=VALUE` overrides a ModelConfig
 field. benchmarks/gpu_mfu.sh runs the GPU sweep.
 
+`--reference pytorch`: after the Keras run, the same training with PyTorch + transformers, the
+obvious alternative, and the ratio wikipairs/reference of the examples/s (`ratio` in the JSON,
+the reference's own figures under `reference`). Two `transformers.BertModel` towers (no pooler)
+built from a local `BertConfig` of the config's sizes (layers, hidden, heads, intermediate, GELU,
+vocabulary, max_positions, dropouts, layer-norm epsilon; never downloaded: HF_HUB_OFFLINE=1),
+type_vocab_size 1 (BERT's token-type row, the only extra weights: hidden per tower), the
+attention mask of the non-[PAD] ids, Linear(embedding_dim) of the [CLS] state, the same in-batch
+softmax (scores / temperature in float32, cross-entropy against the diagonal; normalize and
+shared_towers honoured), torch.optim.AdamW(fused=True) with keras.optimizers.AdamW(1e-4)'s
+settings (weight decay 0.004, betas 0.9/0.999, eps 1e-7), train mode (dropout on), the same synthetic batch
+(int64), the same --warmup then --steps, eager PyTorch with transformers' default attention
+(sdpa), `torch.set_num_threads` = the cores this process may use (`os.sched_getaffinity`), which
+is also what TensorFlow's and XLA's CPU thread pools take by default. `--bf16`: bfloat16
+autocast (float32 weights, like mixed_bfloat16). It runs on CUDA when torch sees a GPU. It runs in
+a subprocess of this script (`--reference-child`), so that TensorFlow's or XLA's thread pools
+and the Keras run's memory are not in the process that PyTorch's OpenMP pool runs in (and the
+other way round), and it imports no TensorFlow (made unimportable there; `tensorflow_imported` in its JSON). Without torch or
+transformers it stops with one line before the Keras run. Not with bow or --chunk-size.
+
 MFU = FLOPs per example x examples/s / peak. Peak (dense TFLOPS, per device): --peak-tflops, else
 a table by device kind for bf16 (--bf16) or TF32 (float32 matmuls run as TF32 by default on
 JAX/XLA and TensorFlow GPUs): H100 SXM / H200 989 / 495, H100 PCIe 756 / 378, A100 312 / 156.
@@ -52,6 +72,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -59,6 +80,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = ("tiny", "small", "base", "bow")
 BACKENDS = ("tensorflow", "jax")
+REFERENCES = ("pytorch",)
 NO_TF_MODULES = ("tensorflow", "tensorflow_text", "tf_keras", "tensorboard")
 
 # device kind substring (lower case) -> (bf16 dense TFLOPS, TF32 dense TFLOPS); first match wins
@@ -105,7 +127,15 @@ def parse_args(argv=None):
     p.add_argument("--xla-flops", action="store_true",
                    help="jax: also report XLA's own FLOP count of the loss gradient (every op, "
                         "not only matmuls): a check of the formula (one more compilation)")
+    p.add_argument("--reference", choices=REFERENCES, default=None,
+                   help="also train the same towers with PyTorch + transformers (BertModel) in a "
+                        "subprocess and print wikipairs/reference examples/s")
+    p.add_argument("--reference-child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.reference and args.config == "bow":
+        p.error("--reference pytorch needs a Transformer config (tiny, small, base), not bow")
+    if args.reference and args.chunk_size is not None:
+        p.error("--reference pytorch compares plain steps: leave out --chunk-size")
     if args.batch < 1 or args.steps < 1 or args.warmup < 1:
         p.error("--batch, --steps and --warmup must be >= 1")
     if args.chunk_size is not None and (args.chunk_size < 1 or args.batch % args.chunk_size):
@@ -124,6 +154,33 @@ def import_trainer():
         from trainer.model import TwoTower
     module = TwoTower.__module__
     return TwoTower, ModelConfig, f"{module} ({sys.modules[module].__file__})"
+
+
+def import_config():
+    """ModelConfig alone (no keras, no TensorFlow): for the PyTorch reference."""
+    try:
+        from wikipairs.trainer.configs import ModelConfig
+    except ImportError:
+        sys.path.insert(0, str(REPO))
+        from trainer.configs import ModelConfig
+    return ModelConfig
+
+
+def model_config(args, ModelConfig):
+    """The ModelConfig of --config with --vocab-size, --query-len, --doc-len and --model-opt."""
+    try:
+        args.model_overrides = ModelConfig.parse_overrides(args.model_opt)
+    except ValueError as e:
+        raise SystemExit(f"train_throughput: {e}") from None
+    overrides = {"vocab_size": args.vocab_size, **args.model_overrides}
+    if args.query_len:
+        overrides["max_query_len"] = args.query_len
+    if args.doc_len:
+        overrides["max_doc_len"] = args.doc_len
+    try:
+        return ModelConfig.from_name(args.config, **overrides)
+    except (TypeError, ValueError) as e:
+        raise SystemExit(f"train_throughput: bad --model-opt: {e}") from None
 
 
 def flops_per_example(model, batch: int, lq: int, ld: int) -> dict:
@@ -214,13 +271,17 @@ def _rss_mb() -> dict:
     """{"now": resident set now, "peak": the process's peak resident set} in MB (Linux)."""
     import resource
 
-    now = None
+    now = peak = None
     try:
         with open("/proc/self/statm") as f:
             now = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
-    except (OSError, ValueError, IndexError):
+        with open("/proc/self/status") as f:  # VmHWM: this process's peak since its exec
+            # (ru_maxrss can carry the parent's peak into a subprocess)
+            peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+    except (OSError, ValueError, IndexError, StopIteration):
         pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+    if peak is None:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
     return {"now": None if now is None else round(now, 1), "peak": round(peak, 1)}
 
 
@@ -283,19 +344,7 @@ def run(args) -> dict:
     else:  # keras.utils.set_random_seed would import TensorFlow when it is installed
         np.random.seed(args.seed)
     TwoTower, ModelConfig, trainer_file = import_trainer()
-    try:
-        args.model_overrides = ModelConfig.parse_overrides(args.model_opt)
-    except ValueError as e:
-        raise SystemExit(f"train_throughput: {e}") from None
-    overrides = {"vocab_size": args.vocab_size, **args.model_overrides}
-    if args.query_len:
-        overrides["max_query_len"] = args.query_len
-    if args.doc_len:
-        overrides["max_doc_len"] = args.doc_len
-    try:
-        config = ModelConfig.from_name(args.config, **overrides)
-    except (TypeError, ValueError) as e:
-        raise SystemExit(f"train_throughput: bad --model-opt: {e}") from None
+    config = model_config(args, ModelConfig)
     lq, ld = config.max_query_len, config.max_doc_len
 
     model = TwoTower(config)
@@ -347,6 +396,166 @@ def run(args) -> dict:
     }
 
 
+def cpu_threads() -> int:
+    """The cores this process may run on: TensorFlow's intra-op pool and XLA's CPU client size
+    themselves to them by default, and the PyTorch reference is given as many threads."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def reference_argv(args) -> list[str]:
+    """The command line of the reference subprocess: this script, the same sizes and steps."""
+    argv = [sys.executable, str(Path(__file__).resolve()), "--reference-child",
+            "--config", args.config, "--batch", str(args.batch), "--steps", str(args.steps),
+            "--warmup", str(args.warmup), "--vocab-size", str(args.vocab_size),
+            "--seed", str(args.seed)]
+    if args.query_len:
+        argv += ["--query-len", str(args.query_len)]
+    if args.doc_len:
+        argv += ["--doc-len", str(args.doc_len)]
+    if args.bf16:
+        argv.append("--bf16")
+    for opt in args.model_opt:
+        argv += ["--model-opt", opt]
+    return argv
+
+
+def check_reference_installed(reference: str) -> None:
+    """One line and exit 2 when torch or transformers is missing (before the Keras run)."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"train_throughput: --reference {reference} needs {' and '.join(missing)} "
+              f"(the dev extra: pip install -e '.[dev]'; torch CPU is enough)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def run_reference_subprocess(args) -> dict:
+    """Runs `run_reference` in a fresh process (no TensorFlow, JAX or Keras thread pools in it,
+    none of the Keras run's memory) and returns its JSON."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", USE_TF="0",
+               USE_TORCH="1", TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.run(reference_argv(args), env=env, capture_output=True, text=True)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise SystemExit(f"train_throughput: the {args.reference} reference failed (exit "
+                         f"{proc.returncode}): {tail}")
+    return json.loads(lines[-1])
+
+
+def run_reference(args) -> dict:
+    """The same training with PyTorch + transformers: two `BertModel` towers built from a local
+    `BertConfig` of the config's sizes (never downloaded), Linear projection of the [CLS] state,
+    the in-batch softmax (scores / temperature, cross-entropy against the diagonal), AdamW with
+    Keras' defaults, the same synthetic batch, warm-up and timed steps. Imports no TensorFlow."""
+    for name in NO_TF_MODULES:
+        sys.modules[name] = None  # `import tensorflow` now raises ImportError
+    import numpy as np
+    import torch
+    import transformers
+    from torch import nn
+
+    c = model_config(args, import_config())
+    lq, ld = c.max_query_len, c.max_doc_len
+    threads = cpu_threads()
+    torch.set_num_threads(threads)
+    torch.manual_seed(args.seed)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    bert = transformers.BertConfig(
+        vocab_size=c.vocab_size, hidden_size=c.hidden_size, num_hidden_layers=c.num_layers,
+        num_attention_heads=c.num_heads, intermediate_size=c.ff_size, hidden_act="gelu",
+        hidden_dropout_prob=c.dropout, attention_probs_dropout_prob=c.attention_dropout,
+        max_position_embeddings=c.max_positions, type_vocab_size=1,
+        layer_norm_eps=c.layer_norm_epsilon, initializer_range=c.initializer_range,
+        pad_token_id=0)
+
+    class Tower(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = transformers.BertModel(bert, add_pooling_layer=False)
+            self.projection = nn.Linear(c.hidden_size, c.embedding_dim)
+            r = c.initializer_range  # Keras: TruncatedNormal(r) kernel, zero bias
+            nn.init.trunc_normal_(self.projection.weight, std=r, a=-2 * r, b=2 * r)
+            nn.init.zeros_(self.projection.bias)
+
+        def forward(self, ids):
+            hidden = self.encoder(input_ids=ids, attention_mask=(ids != 0).long())
+            out = self.projection(hidden.last_hidden_state[:, 0]).float()
+            return nn.functional.normalize(out, dim=-1, eps=1e-6) if c.normalize else out
+
+    class TwoTower(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.query_tower = Tower()
+            self.doc_tower = self.query_tower if c.shared_towers else Tower()
+
+        def forward(self, query_ids, doc_ids):
+            q, d = self.query_tower(query_ids), self.doc_tower(doc_ids)
+            scores = q @ d.T / c.temperature  # float32 also under bf16 autocast's outputs
+            labels = torch.arange(q.shape[0], device=q.device)
+            return nn.functional.cross_entropy(scores.float(), labels)
+
+    model = TwoTower().to(device).train()
+    # keras.optimizers.AdamW(1e-4)'s defaults: weight_decay 0.004, betas 0.9/0.999, epsilon 1e-7;
+    # fused (one kernel for all parameters, CPU too since torch 2.4): the fastest of torch's
+    # three AdamW implementations here (tiny's 9M parameters on 2 cores: 0.21 s a step against
+    # 0.27 for the default for-loop and 0.57 for foreach)
+    adamw = dict(lr=1e-4, betas=(0.9, 0.999), eps=1e-7, weight_decay=0.004)
+    try:
+        optimizer, fused = torch.optim.AdamW(model.parameters(), fused=True, **adamw), True
+    except (RuntimeError, TypeError):  # an older torch without fused AdamW on this device
+        optimizer, fused = torch.optim.AdamW(model.parameters(), **adamw), False
+    ids = synthetic_batch(args.batch, lq, ld, c.vocab_size, args.seed)
+    query_ids = torch.from_numpy(ids["query_ids"].astype(np.int64)).to(device)
+    doc_ids = torch.from_numpy(ids["doc_ids"].astype(np.int64)).to(device)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16)
+
+    def steps(n):
+        for _ in range(n):
+            optimizer.zero_grad(set_to_none=True)
+            with autocast:
+                loss = model(query_ids, doc_ids)
+            loss.backward()
+            optimizer.step()
+        value = float(loss.item())  # waits for the device
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return value
+
+    rss_before = _rss_mb()["now"]
+    start = time.perf_counter()
+    steps(args.warmup)
+    warmup_s = time.perf_counter() - start
+    start, cpu = time.perf_counter(), time.process_time()
+    loss = steps(args.steps)
+    elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    kind = (torch.cuda.get_device_name(device) if device.type == "cuda"
+            else platform.processor() or platform.machine())
+    return {
+        "reference": "pytorch", "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "attn_implementation": model.query_tower.encoder.config._attn_implementation,
+        "autocast": "bfloat16" if args.bf16 else None, "threads": torch.get_num_threads(),
+        "fused_adamw": fused,
+        "device": {"platform": "gpu" if device.type == "cuda" else device.type, "kind": kind,
+                   "count": 1},
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+        "batch": args.batch, "query_len": lq, "doc_len": ld, "steps": args.steps,
+        "warmup_steps": args.warmup, "warmup_s": round(warmup_s, 3),
+        "timed_s": round(elapsed, 3), "timed_cpu_s": round(cpu, 3),
+        "step_s": round(elapsed / args.steps, 5),
+        "examples_per_s": round(args.batch * args.steps / elapsed, 2),
+        "final_loss": round(loss, 4), "rss_before_fit_mb": rss_before,
+        "peak_rss_mb": _rss_mb()["peak"], "load_average": _load_average(),
+        "tensorflow_imported": sys.modules.get("tensorflow") is not None,
+    }
+
+
 def _rate(tflops: float) -> str:
     return f"{tflops:.1f} TFLOP/s" if tflops >= 1 else f"{1000 * tflops:.1f} GFLOP/s"
 
@@ -365,10 +574,32 @@ def summary(r: dict) -> str:
             f"{r['peak_source']})")
 
 
+def reference_summary(r: dict) -> str:
+    ref = r["reference"]
+    return (f"  reference {ref['reference']} (torch {ref['torch']}, transformers "
+            f"{ref['transformers']} BertModel, {ref['attn_implementation']} attention, "
+            f"{ref['threads']} threads, {ref['device']['platform']}"
+            + (", bf16 autocast" if ref["autocast"] else "") +
+            f"): {ref['examples_per_s']:,.2f} examples/s ({1000 * ref['step_s']:.1f} ms/step, "
+            f"warm-up {ref['warmup_s']:.1f} s); wikipairs/reference = {r['ratio']:.2f}x "
+            f"({r['examples_per_s']:,.2f} / {ref['examples_per_s']:,.2f} examples/s)")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.reference_child:
+        print(json.dumps(run_reference(args), sort_keys=True))
+        return 0
+    if args.reference:
+        check_reference_installed(args.reference)
     result = run(args)
+    result["threads"] = cpu_threads()
+    if args.reference:
+        result["reference"] = run_reference_subprocess(args)
+        result["ratio"] = round(result["examples_per_s"] / result["reference"]["examples_per_s"], 3)
     print(summary(result))
+    if args.reference:
+        print(reference_summary(result))
     print(f"  {result['formula']}")
     if result["xla_gflops_per_example"] is not None:
         ratio = result["gflops_per_example"] / result["xla_gflops_per_example"]

@@ -1,7 +1,8 @@
 """A Dataflow path that never waits on the network (issue 20): a dry run reads no bucket or input
 and checks project and bucket names offline, in seconds; a real run that cannot reach GCS is one
 line naming the host and Application Default Credentials; runner names Beam does not know, or
-that wikipairs refuses or has not tested, get a line of their own."""
+that wikipairs refuses or has not tested, get a line of their own. `verify`, `stats` and `show` on
+a gs:// folder that cannot be reached: one line, the same check."""
 from __future__ import annotations
 
 import socket
@@ -18,9 +19,10 @@ DATAFLOW = ["--runner", "DataflowRunner", "--project", "test-project", "--region
             "us-central1"]
 
 
-def _run(*args, cwd, emulator: str | None, timeout: float) -> tuple[subprocess.CompletedProcess,
-                                                                  float]:
-    argv, env = cli_command("build", *args)
+def _run(*args, cwd, emulator: str | None, timeout: float, command: str = "build"
+         ) -> tuple[subprocess.CompletedProcess, float]:
+    """(result, seconds) of `wikipairs COMMAND ARGS` with STORAGE_EMULATOR_HOST=`emulator`."""
+    argv, env = cli_command(command, *args)
     env.pop("STORAGE_EMULATOR_HOST", None)
     if emulator:
         env["STORAGE_EMULATOR_HOST"] = emulator
@@ -189,6 +191,36 @@ def test_no_credentials_is_one_line(tmp_path, listener):
                             encoding="utf-8", timeout=60)
     assert_one_line_error(result, "no Application Default Credentials", "no-such-key.json")
     assert time.monotonic() - started < 40, describe(result)
+
+
+# ---- verify, stats and show on gs:// --------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["verify", "stats", "show"])
+@pytest.mark.parametrize("host", ["closed port", "http://no-such-host.invalid:4443"])
+def test_commands_on_unreachable_gcs_are_one_line_in_seconds(tmp_path, command, host):
+    """They retried each request for a minute (verify: 97 s, then a line naming neither host
+    nor credentials); now the host is tried first, as build does (pipelines/offline.py)."""
+    emulator = f"127.0.0.1:{_closed_port()}" if host == "closed port" else host
+    result, seconds = _run("gs://test-bucket/out", cwd=tmp_path, emulator=emulator, timeout=60,
+                           command=command)
+    line = assert_one_line_error(result, emulator.split("//")[-1],
+                                 "Application Default Credentials")
+    assert "internal error" not in line
+    assert seconds < 30, f"{seconds:.1f} s" + describe(result)
+
+
+def test_commands_on_gcs_without_credentials_are_one_line(tmp_path):
+    """No emulator (GCS itself, which needs ADC) and no credentials: the credentials are named
+    first where storage.googleapis.com answers, the host where it does not (offline)."""
+    argv, env = cli_command("verify", "gs://test-bucket/out")
+    env.pop("STORAGE_EMULATOR_HOST", None)
+    env["GOOGLE_APPLICATION_CREDENTIALS"] = str(tmp_path / "no-such-key.json")
+    started = time.monotonic()
+    result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
+                            encoding="utf-8", timeout=60)
+    assert_one_line_error(result, "Application Default Credentials")
+    assert "storage.googleapis.com:443" in result.stderr or "no-such-key.json" in result.stderr
+    assert time.monotonic() - started < 30, describe(result)
 
 
 # ---- runners ---------------------------------------------------------------------------------

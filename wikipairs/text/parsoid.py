@@ -95,6 +95,26 @@ _MATH_EXTENSIONS = frozenset({"math", "chem", "ce"})
 _CODE_EXTENSIONS = frozenset({"syntaxhighlight", "source", "pre"})
 
 
+def _class_reason(cls: str) -> str | None:
+    """The reason a class attribute gives (the first of its tokens that has one), or None;
+    cached by the attribute's value (a few hundred values make nearly all of a wiki's)."""
+    reason = None
+    for token in cls.lower().split():
+        reason = _CLASS_REASON.get(token)
+        if reason is None:
+            prefix = _CLASS_PREFIX.match(token)
+            reason = _PREFIX_REASON[prefix.group(1)] if prefix else None
+        if reason is not None:
+            break
+    if len(_CLASS_REASONS_SEEN) >= 100_000:  # bound memory on odd dumps
+        _CLASS_REASONS_SEEN.clear()
+    _CLASS_REASONS_SEEN[cls] = reason
+    return reason
+
+
+_CLASS_REASONS_SEEN: dict[str, str | None] = {}
+
+
 def drop_reason(tag: str, attrs) -> str | None:
     """Why an element is not prose (a key of the html_dropped_* counts), or None. `attrs`: a
     dict, or Lexbor's attributes (read one by one: the most telling first)."""
@@ -104,13 +124,11 @@ def drop_reason(tag: str, attrs) -> str | None:
         return None  # no text anyway: not counted
     cls = attrs.get("class")
     if cls:
-        for token in cls.lower().split():
-            reason = _CLASS_REASON.get(token)
-            if reason is None:
-                prefix = _CLASS_PREFIX.match(token)
-                reason = _PREFIX_REASON[prefix.group(1)] if prefix else None
-            if reason is not None:
-                return reason
+        reason = _CLASS_REASONS_SEEN.get(cls, "")
+        if reason == "":
+            reason = _class_reason(cls)
+        if reason is not None:
+            return reason
     typeof = attrs.get("typeof")
     if typeof:
         if "mw:Extension/ref" in typeof:
@@ -242,7 +260,13 @@ class ParsoidCleaner:
         ~28% of the bytes of the sample's articles), cut from the text before it is parsed:
         from such a section's start to the next level-2 section's (or the body's end). The
         walk drops deeper ones (and these too, were they left)."""
-        cuts, found = [], list(_H2_SECTION.finditer(html))
+        found, at = [], html.find("<section")  # _H2_SECTION.finditer(html), its start found
+        while at >= 0:  # by str.find (~10x faster than the regex's own search)
+            m = _H2_SECTION.match(html, at)
+            if m is not None:
+                found.append(m)
+            at = html.find("<section", m.end() if m is not None else at + 1)
+        cuts = []
         for k, m in enumerate(found):
             title = clean_spaces(htmllib.unescape(_ANY_TAG.sub("", m.group(1))))
             if title.casefold().rstrip(":") in self.boilerplate:
@@ -332,9 +356,14 @@ class ParsoidCleaner:
             if work.skip_below is not None or tag in _SKIPPED_TAGS:
                 continue
             attrs = child.attributes
-            if tag == "a" and "mw:WikiLink" in (attrs.get("rel") or ""):
-                self._inline(child, tag, attrs, work.texts, work)  # the common case, first
-                continue
+            if tag == "a":  # the common case, first: what _inline does with it
+                rel = attrs.get("rel")
+                if rel and "mw:WikiLink" in rel:  # no drop rule
+                    if rel == "mw:WikiLink" or "mw:WikiLink" in rel.split():
+                        self._link(child, attrs, work.texts, work)
+                    else:
+                        self._inline_children(child, work.texts, work)
+                    continue
             reason = drop_reason(tag, attrs) if attrs or tag in _DROPPED_TAGS else None
             block = tag in BLOCK_TAGS
             if reason is not None and not (reason == "tables" and self.options.keep_tables):
@@ -415,7 +444,11 @@ class ParsoidCleaner:
                     and not child.text():
                 out.append(variant_text(attrs.get("data-mw-variant") or ""))
             else:
-                self._inline_children(child, out, work)
+                first = child.first_child
+                if first is not None and first.tag_id == _TEXT_ID and first.next is None:
+                    out.append(first.text_content)  # half of them: one text, no element
+                else:
+                    self._inline_children(child, out, work)
 
     def _table_rows(self, table, work: _Work) -> None:
         """--keep-tables: each row's cell texts, joined by " ; ", as a paragraph (wikitext's rule)."""
@@ -469,18 +502,17 @@ class ParsoidCleaner:
         text = "".join(texts) if len(texts) > 1 else texts[0]
         if not text or text.isspace():
             return
-        sentences, links = self._sentences(text, work.links)
-        if not sentences or len("".join(sentences)) < self.options.min_paragraph_chars:
+        sentences, links = self._sentences(text, work.links, len(work.article.sections),
+                                           len(section.paragraphs))
+        if not sentences or sum(map(len, sentences)) < self.options.min_paragraph_chars:
             return
-        s = len(work.article.sections)
-        p = len(section.paragraphs)
-        for link in links:
-            link.section, link.paragraph = s, p
         work.article.links.extend(links)
         section.paragraphs.append(sentences)
 
-    def _sentences(self, text: str, pieces: list[_Piece]) -> tuple[list[str], list[Link]]:
-        """A paragraph's marked text -> its sentences and the links in them. The wikitext
+    def _sentences(self, text: str, pieces: list[_Piece], section: int = 0, paragraph: int = 0
+                   ) -> tuple[list[str], list[Link]]:
+        """A paragraph's marked text -> its sentences and the links in them (placed in
+        `section` and `paragraph`). The wikitext
         path's rules (`Cleaner._sentences`): leftover tags removed, whitespace collapsed with no
         space at an anchor's ends, the text stripped, the same splitter; a link belongs to the
         sentence its anchor starts in (cut at that sentence's end)."""
@@ -534,8 +566,8 @@ class ParsoidCleaner:
             if start < first:  # in the space between two sentences
                 continue
             lo, hi = start - first, min(end, last) - first
-            links.append(Link(target=piece.target, anchor=sentences[i][lo:hi], section=0,
-                              paragraph=0, sentence=i, start=lo, end=hi,
+            links.append(Link(target=piece.target, anchor=sentences[i][lo:hi], section=section,
+                              paragraph=paragraph, sentence=i, start=lo, end=hi,
                               raw_target=piece.raw_target))
         return sentences, links
 

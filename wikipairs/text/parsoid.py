@@ -219,10 +219,11 @@ class ParsoidCleaner:
     """Turns a page's Parsoid HTML into an Article, for one wiki (see the module's docstring).
     Read-only once built, like `wikitext.Cleaner`.
 
-    The work is done in C where it can be (Lexbor): the elements to drop are found by one CSS
-    selector and removed, each wiki link gets marks (its number) around its text, and a
-    paragraph's text is one `text()` call; Python walks only the block structure (sections,
-    headings, paragraphs, lists) and turns the marked text into pieces for the sentence code."""
+    Lexbor parses (C); Python walks the tree once, not entering what it drops, and a
+    paragraph's text is gathered with each wiki link's text between marks (its number), from
+    which `_sentences` makes sentences and link spans. selectolax's per-node calls (a Python
+    object per node, an attribute dict per element) are most of the walk's time, so the hot
+    loops read tag ids, not tag names, and one-text elements without iterating them."""
 
     titles: TitleParser
     splitter: SentenceSplitter | None

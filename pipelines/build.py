@@ -18,26 +18,28 @@ from .transforms import EvalFilter, IndexTitles, ParseAndPair, PrepareFile, Unio
 class _ToRow(beam.DoFn):
     """Pair -> (shard index, row) with token counts (and ids with a vocabulary)."""
 
-    def __init__(self, tokenizer, num_shards: int, query_max: int, doc_max: int):
+    def __init__(self, tokenizer, num_shards: int, query_max: int, doc_max: int,
+                 negatives: bool):
         self.tokenizer, self.num_shards = tokenizer, num_shards
-        self.query_max, self.doc_max = query_max, doc_max
+        self.query_max, self.doc_max, self.negatives = query_max, doc_max, negatives
 
     def process(self, pair):
         count = self.tokenizer.count_tokens if self.tokenizer else approx_token_count
-        row = pair_row(pair, count, self.tokenizer, self.query_max, self.doc_max)
+        row = pair_row(pair, count, self.tokenizer, self.query_max, self.doc_max, self.negatives)
         yield shard_of(pair.pair_id, self.num_shards), row
 
 
 class _WriteShard(beam.DoFn):
-    def __init__(self, output: str, task: str, num_shards: int, formats, with_ids: bool):
+    def __init__(self, output: str, task: str, num_shards: int, formats, with_ids: bool,
+                 negatives: bool):
         self.output, self.task, self.num_shards = output, task, num_shards
-        self.formats, self.with_ids = tuple(formats), with_ids
+        self.formats, self.with_ids, self.negatives = tuple(formats), with_ids, negatives
 
     def process(self, item):
         index, rows = item
         rows = [r for r in rows if r is not None]  # None: the placeholder of an empty shard
         note = write_shard(self.output, self.task, index, self.num_shards, rows, self.formats,
-                           self.with_ids)
+                           self.with_ids, self.negatives)
         save_note(self.output, note)
         beam.metrics.Metrics.counter("wikipairs", f"{self.task}_pairs").inc(note["pairs"])
         yield note
@@ -50,10 +52,12 @@ class WriteShards(beam.PTransform):
     Every shard index gets a file, even an empty one, so the set of files is fixed in advance."""
 
     def __init__(self, output, task, num_shards, formats, tokenizer, query_max, doc_max,
-                 first: int = 0, total: int | None = None):
+                 first: int = 0, total: int | None = None, negatives: bool = False):
         """`first`, `total`: the shards are numbered first..first+num_shards-1 of `total` (the
-        eval shards of ICT and BFS follow the splits' shards)."""
+        eval shards of ICT and BFS follow the splits' shards). `negatives`: rows have the
+        hard-negative columns (`--hard-negatives`)."""
         super().__init__()
+        self.negatives = negatives
         self.output, self.task, self.num_shards, self.formats = output, task, num_shards, formats
         self.tokenizer, self.query_max, self.doc_max = tokenizer, query_max, doc_max
         self.first, self.total = first, total or num_shards
@@ -61,14 +65,16 @@ class WriteShards(beam.PTransform):
     def expand(self, pairs):
         first = self.first
         rows = (pairs | "ToRow" >> beam.ParDo(
-            _ToRow(self.tokenizer, self.num_shards, self.query_max, self.doc_max))
+            _ToRow(self.tokenizer, self.num_shards, self.query_max, self.doc_max,
+                   self.negatives))
                 | "Number" >> beam.Map(lambda kv: (kv[0] + first, kv[1])))
         empty = (rows.pipeline | "ShardIndexes" >> beam.Create(
             [(first + i, None) for i in range(self.num_shards)]))
         return ((rows, empty) | "WithEmpty" >> beam.Flatten()
                 | "ByShard" >> beam.GroupByKey()
                 | "Write" >> beam.ParDo(_WriteShard(self.output, self.task, self.total,
-                                                    self.formats, self.tokenizer is not None)))
+                                                    self.formats, self.tokenizer is not None,
+                                                    self.negatives)))
 
 
 class _SplitWlp(beam.DoFn):
@@ -100,6 +106,7 @@ def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, fo
     `redirects_in_memory`: WLP resolves link targets through one redirect table (a side input)
     instead of keyed joins (see WlpJoin). `exclude`: shards.audit.Exclusion (`--exclude`)."""
     n_eval = eval_shards(len(splits), pairs.eval_percent)
+    negatives = pairs.hard_negatives > 0
     planned, indexed, per_file = [], [], {}
     for index, split in enumerate(splits):
         if split.whole_file:
@@ -144,14 +151,16 @@ def build_pipeline(pipeline, *, splits, sites, splitter, parse, pairs, tasks, fo
         n_wlp_eval = eval_shards(num_shards, pairs.eval_percent)
         wlp.train | "Write_wlp" >> WriteShards(
             output, "wlp", num_shards, formats, tokenizer, pairs.query_max_tokens,
-            pairs.doc_max_tokens, total=num_shards + n_wlp_eval)
+            pairs.doc_max_tokens, total=num_shards + n_wlp_eval, negatives=negatives)
         if n_wlp_eval:
             by_task[2] | "Write_wlp_eval" >> WriteShards(
                 output, "wlp", n_wlp_eval, formats, tokenizer, pairs.query_max_tokens,
-                pairs.doc_max_tokens, first=num_shards, total=num_shards + n_wlp_eval)
+                pairs.doc_max_tokens, first=num_shards, total=num_shards + n_wlp_eval,
+                negatives=negatives)
     for i, task in enumerate(("ict", "bfs")):
         if task in tasks and n_eval:
             by_task[i] | f"Write_{task}_eval" >> WriteShards(
                 output, task, n_eval, formats, tokenizer, pairs.query_max_tokens,
-                pairs.doc_max_tokens, first=len(splits), total=len(splits) + n_eval)
+                pairs.doc_max_tokens, first=len(splits), total=len(splits) + n_eval,
+                negatives=negatives)
     return parsed.notes

@@ -24,6 +24,7 @@ from wikipairs.shards.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs.tasks import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
                              wlp_rank)
 from wikipairs.pairs.heldout import query_key, split_of
+from wikipairs.pairs.negatives import attach_wlp_negatives, wlp_candidates
 from wikipairs.parse import ParseConfig, cleaner_kind, page_redirects, parse_page
 from wikipairs.progress import Throttle
 from wikipairs.records import Redirect
@@ -184,8 +185,9 @@ class ParseAndPair(beam.DoFn):
 
     def process(self, indexed_split, titles=None):
         index, split = indexed_split
+        negatives = self.pair_config.hard_negatives > 0
         writers = {task: ShardWriter(self.output, task, index, self.num_shards, self.formats,
-                                     self.tokenizer is not None)
+                                     self.tokenizer is not None, with_negatives=negatives)
                    for task in ("ict", "bfs") if task in self.tasks}
         progress = SplitProgress(self.progress_dir, index)
         held = Counter()  # counts per template name, sent at the end (flush_held)
@@ -238,9 +240,10 @@ class ParseAndPair(beam.DoFn):
                         continue
                     self.train_keys.add(query_key(pair.query))
                     writers[task].write(pair_row(pair, self.count, self.tokenizer,
-                                                 cfg.query_max_tokens, cfg.doc_max_tokens))
+                                                 cfg.query_max_tokens, cfg.doc_max_tokens,
+                                                 cfg.hard_negatives > 0))
         if "wlp" in self.tasks:
-            query = self.builder.wlp_query(article)
+            query = self.builder.wlp_query(article, passages)
             if query is not None:
                 yield beam.pvalue.TaggedOutput("wlp_query", (query.title, query))
             may_exist = self._may_exist(titles) if titles is not None else None
@@ -452,9 +455,18 @@ class WlpJoin(beam.PTransform):
         capped = (resolved
                   | "WithTitle" >> beam.Map(lambda kv: (kv[0], kv))
                   | "TopDocs" >> beam.CombinePerKey(TopWlpDocs(self.config)))
-        return ({"query": queries, "docs": capped}
+        made = ({"query": queries, "docs": capped}
                 | "ByTitle" >> beam.CoGroupByKey()
-                | "Pairs" >> beam.ParDo(_WlpPairs(self.config)))
+                | "Pairs" >> beam.ParDo(_WlpPairs(self.config)).with_outputs(
+                    "candidate", main="pairs"))
+        if self.config.hard_negatives <= 0:
+            return made.pairs
+        # Hard negatives from the link graph: a query page's candidates come from the groups of
+        # the pages it links to (their first passages), met here with its pairs (pairs.negatives)
+        return ({"pairs": made.pairs | "ByQueryTitle" >> beam.Map(lambda p: (p.query_title, p)),
+                 "candidates": made.candidate}
+                | "WithCandidates" >> beam.CoGroupByKey()
+                | "HardNegatives" >> beam.ParDo(_WlpNegatives(self.config)))
 
 
 class _WlpPairs(beam.DoFn):
@@ -473,7 +485,29 @@ class _WlpPairs(beam.DoFn):
             if docs:
                 self.counts["wlp_docs_without_query_page"] += 1
         else:
-            yield from self.builder.wlp_pairs(queries[0], docs)
+            pairs = self.builder.wlp_pairs(queries[0], docs)
+            yield from pairs
+            if self.config.hard_negatives > 0:
+                for key, negative in wlp_candidates(pairs, queries[0].first):
+                    yield beam.pvalue.TaggedOutput("candidate", (key, negative))
+        flush_counts(self.counts)
+
+
+class _WlpNegatives(beam.DoFn):
+    """(query title, {"pairs": [Pair], "candidates": [Negative]}) -> the pairs with their hard
+    negatives (pairs.negatives.attach_wlp_negatives)."""
+
+    def __init__(self, config: PairConfig):
+        self.config = config
+
+    def setup(self):
+        self.counts = Counter()
+
+    def process(self, item):
+        _, groups = item
+        pairs = list(groups["pairs"])
+        yield from attach_wlp_negatives(pairs, groups["candidates"], self.config.hard_negatives,
+                                        self.config.seed, self.counts)
         flush_counts(self.counts)
 
 

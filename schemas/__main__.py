@@ -1,5 +1,5 @@
 """Print schemas/README.md: `python -m wikipairs.schemas > schemas/README.md` (a test checks it)."""
-from . import ARTICLE, PAIR, REDIRECT, TOKEN_IDS, markdown_table
+from . import ARTICLE, HARD_NEGATIVE_IDS, HARD_NEGATIVES, PAIR, REDIRECT, TOKEN_IDS, markdown_table
 
 
 def render() -> str:
@@ -27,6 +27,15 @@ def render() -> str:
         "With `--vocab` also:",
         "",
         markdown_table(TOKEN_IDS),
+        "",
+        "With `--hard-negatives N` also (one entry per negative, up to N; "
+        "wikipairs/pairs/negatives.py):",
+        "",
+        markdown_table(HARD_NEGATIVES),
+        "",
+        "With both:",
+        "",
+        markdown_table(HARD_NEGATIVE_IDS),
         "",
     ])
 

@@ -57,9 +57,35 @@ TOKEN_IDS = (
 )
 
 
-def pair_fields(with_ids: bool) -> tuple[Field, ...]:
-    """The pair schema; `with_ids` adds the token id lists (builds with a vocabulary)."""
-    return PAIR + TOKEN_IDS if with_ids else PAIR
+# With `build --hard-negatives N`: up to N negatives per pair, one list entry each, in the order
+# of their seeded rank (wikipairs/pairs/negatives.py has the rules).
+HARD_NEGATIVES = (
+    Field("neg_doc_id", "list", "Hard negatives: each negative document's `doc_id` (sha1 of its "
+          "title, a newline and its text).", item="string"),
+    Field("neg_passage_id", "list", "Hard negatives: each negative's `passage_id`.",
+          item="string"),
+    Field("neg_page_id", "list", "Hard negatives: each negative's page id.", item="int64"),
+    Field("neg_title", "list", "Hard negatives: each negative's page title.", item="string"),
+    Field("neg_text", "list", "Hard negatives: each negative's passage text (capped like "
+          "`doc_text`). ICT/BFS: other passages of the query page, other sections first; WLP: "
+          "the first passage of pages the query page links to that do not link back.",
+          item="string"),
+)
+HARD_NEGATIVE_IDS = (
+    Field("neg_ids", "list", "Hard negatives with `--vocab`: each negative's `[CLS] title [SEP] "
+          "passage [SEP]` token ids (as `doc_ids`), concatenated.", item="int32"),
+    Field("neg_ids_lengths", "list", "Hard negatives with `--vocab`: the length of each "
+          "negative's ids in `neg_ids`.", item="int32"),
+)
+
+
+def pair_fields(with_ids: bool, with_negatives: bool = False) -> tuple[Field, ...]:
+    """The pair schema; `with_ids` adds the token id lists (builds with a vocabulary),
+    `with_negatives` the hard-negative lists (`build --hard-negatives N`)."""
+    fields = PAIR + TOKEN_IDS if with_ids else PAIR
+    if with_negatives:
+        fields += HARD_NEGATIVES + (HARD_NEGATIVE_IDS if with_ids else ())
+    return fields
 
 
 def current_pair_row(row: dict) -> dict:

@@ -21,8 +21,8 @@ import pytest
 
 import wikipairs
 from conftest import SAMPLE_DUMP
-from wikipairs.records import Pair
-from wikipairs.schemas import PAIR
+from wikipairs.records import Negative, Pair
+from wikipairs.schemas import HARD_NEGATIVES, PAIR
 
 RUNTIMES = ("apache_beam", "tensorflow", "keras", "jax")
 
@@ -81,8 +81,11 @@ def test_trainer_does_not_import_beam_or_the_pipelines():
 
 
 def test_pair_record_is_the_pair_schema():
-    """`Pair` (the core's dataclass) and schemas/pair.py declare the same fields in one order."""
-    assert [f.name for f in dataclasses.fields(Pair)] == [f.name for f in PAIR]
+    """`Pair` (the core's dataclass) and schemas/pair.py declare the same fields in one order;
+    the last, `negatives`, holds the Negatives that become the HARD_NEGATIVES lists."""
+    assert [f.name for f in dataclasses.fields(Pair)] == [f.name for f in PAIR] + ["negatives"]
+    assert {f.name for f in dataclasses.fields(Negative)} | {"page_id", "passage_id"} >= {
+        f.name.removeprefix("neg_") for f in HARD_NEGATIVES}
 
 
 @pytest.mark.parametrize("module", ["keras", "tensorflow"])

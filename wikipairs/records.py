@@ -110,6 +110,21 @@ class Pair:
     query_tokens: int = -1  # token counts, when the builder knows them (-1: count when written)
     doc_tokens: int = -1
     split: str = "train"  # "train" or "eval": by the query page (pairs.heldout.split_of)
+    # `build --hard-negatives N`: up to N Negatives, written as the neg_* columns (schemas/pair.py)
+    negatives: tuple = ()
+
+
+@dataclass(frozen=True)
+class Negative:
+    """A hard negative document of a pair: a passage that is close to the query but is not its
+    document (wikipairs/pairs/negatives.py)."""
+
+    passage_id: str
+    page_id: int
+    title: str
+    text: str  # capped like a pair's doc_text
+    doc_id: str  # of (title, text), as Pair.doc_id
+    tokens: int = 0  # title and text
 
 
 @dataclass

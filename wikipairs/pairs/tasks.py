@@ -40,7 +40,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..records import Article, Pair
+from ..records import Article, Negative, Pair
+from .negatives import attach_wlp_negatives, page_negatives, wlp_candidates
 from .sampling import choose, coin, sample, stable_id
 from .heldout import query_key, split_of
 from ..text.tokens import is_prose, token_count, truncate_by_count, truncate_tokens
@@ -69,6 +70,7 @@ class PairConfig:
     pairs_per_page: int = 0  # 0: no cap for ICT/BFS
     wlp_docs_per_page: int = 1000  # cap on documents per WLP query page (fan-in is skewed)
     eval_percent: float = 5.0  # share of query pages whose pairs are "eval" (pairs.heldout)
+    hard_negatives: int = 0  # negatives per pair (pairs.negatives); 0: none
 
 
 @dataclass
@@ -205,7 +207,8 @@ class PairBuilder:
     # ---- ICT --------------------------------------------------------------------------------
     def ict(self, article: Article, passages: list[Passage] | None = None) -> list[Pair]:
         seed, pairs = self.config.seed, []
-        for passage in passages if passages is not None else self.passages(article):
+        passages = passages if passages is not None else self.passages(article)
+        for passage in passages:
             if len(passage.sentences) < 2:
                 self.counts["ict_skipped_single_sentence_passage"] += 1
                 continue
@@ -222,14 +225,14 @@ class PairBuilder:
                 keep = keep and passage.offset(q) + len(query) <= len(text)
             pairs.append(_pair("ict", article, (passage.section, p, i), query, article, passage,
                                text, query_in_doc=keep, tokens=(passage.counts[q], tokens)))
-        return self._cap(pairs, "ict", article.id)
+        return self._with_negatives(self._cap(pairs, "ict", article.id), article, passages)
 
     # ---- BFS --------------------------------------------------------------------------------
     def bfs(self, article: Article, passages: list[Passage] | None = None) -> list[Pair]:
         seed, pairs = self.config.seed, []
         lead = self._usable_lead(article, "bfs")
-        body = [x for x in (passages if passages is not None else self.passages(article))
-                if x.section != 0]
+        passages = passages if passages is not None else self.passages(article)
+        body = [x for x in passages if x.section != 0]
         if not lead or not body:
             self.counts["bfs_skipped_no_lead" if not lead else "bfs_skipped_no_body"] += 1
             return []
@@ -240,7 +243,30 @@ class PairBuilder:
                 self.counts["bfs_doc_truncated"] += 1
             pairs.append(_pair("bfs", article, (0, p, i), query, article, passage,
                                text, tokens=(self.count(query), tokens)))
-        return self._cap(pairs, "bfs", article.id)
+        return self._with_negatives(self._cap(pairs, "bfs", article.id), article, passages)
+
+    def _with_negatives(self, pairs: list[Pair], article: Article, passages: list[Passage]
+                        ) -> list[Pair]:
+        """ICT/BFS pairs with their hard negatives (`hard_negatives` > 0; pairs.negatives)."""
+        n = self.config.hard_negatives
+        if n <= 0 or not pairs:
+            return pairs
+        made: dict[int, Negative] = {}
+
+        def negative_of(passage: Passage) -> Negative:
+            if passage.index not in made:
+                made[passage.index] = self.negative(article, passage)
+            return made[passage.index]
+        for pair in pairs:
+            pair.negatives = page_negatives(pair, passages, negative_of, n, self.config.seed,
+                                            self.counts)
+        return pairs
+
+    def negative(self, article: Article, passage: Passage) -> Negative:
+        """`passage` of `article` as a hard negative: its document (capped like a pair's)."""
+        text, tokens, _ = self.document(passage)
+        return Negative(passage_id(article.lang, article.id, passage), article.id, article.title,
+                        text, doc_id(article.title, text), tokens)
 
     def _cap(self, pairs: list[Pair], task: str, page_id: int) -> list[Pair]:
         cap = self.config.pairs_per_page
@@ -252,14 +278,20 @@ class PairBuilder:
         return sorted(keep, key=lambda x: x.doc_passage)
 
     # ---- WLP: the two sides of the join, then the pairs of one query page ------------------
-    def wlp_query(self, article: Article) -> "WlpQuery | None":
-        """The query side of page A, keyed by its title; None when its lead has no usable sentence."""
+    def wlp_query(self, article: Article, passages: list[Passage] | None = None
+                  ) -> "WlpQuery | None":
+        """The query side of page A, keyed by its title; None when its lead has no usable sentence.
+        With hard negatives it carries A's first passage (a negative of pages linking to A)."""
         lead = self._usable_lead(article, "wlp")
         if not lead:
             self.counts["wlp_skipped_no_lead"] += 1
             return None
+        first = None
+        if self.config.hard_negatives > 0:
+            passages = passages if passages is not None else self.passages(article)
+            first = self.negative(article, passages[0]) if passages else None
         return WlpQuery(article.id, article.title, article.lang, lead,
-                        [self.count(t) for _, _, t in lead])
+                        [self.count(t) for _, _, t in lead], first)
 
     def wlp_documents(self, article: Article, passages: list[Passage] | None = None,
                       may_exist: Callable[[str], bool] | None = None
@@ -340,11 +372,12 @@ class WlpQuery:
     lang: str
     lead: list[tuple[int, int, str]]  # usable lead sentences: (paragraph, sentence, text)
     counts: list[int] = field(default_factory=list)  # their tokens
+    first: Negative | None = None  # with hard negatives: the first passage (pairs.negatives)
 
     def __reduce__(self):  # see _packed
         return _unpack_query, (self.page_id, self.title, self.lang,
                                [(p, i) for p, i, _ in self.lead],
-                               _packed([t for _, _, t in self.lead]), self.counts)
+                               _packed([t for _, _, t in self.lead]), self.counts, self.first)
 
 
 @dataclass
@@ -399,9 +432,9 @@ def _unpacked(packed: tuple[list[int], bytes]) -> list[str]:
     return texts
 
 
-def _unpack_query(page_id, title, lang, positions, texts, counts) -> WlpQuery:
+def _unpack_query(page_id, title, lang, positions, texts, counts, first=None) -> WlpQuery:
     lead = [(p, i, t) for (p, i), t in zip(positions, _unpacked(texts))]
-    return WlpQuery(page_id, title, lang, lead, counts)
+    return WlpQuery(page_id, title, lang, lead, counts, first)
 
 
 def _unpack_doc(page_id, title, lang, section, passage, text, anchor, link_in_text, order,
@@ -463,14 +496,23 @@ def build_pairs_in_memory(articles: Iterable[Article], tasks: Iterable[str],
         if "bfs" in out:
             out["bfs"].extend(builder.bfs(article, passages))
         if "wlp" in out:
-            query = builder.wlp_query(article)
+            query = builder.wlp_query(article, passages)
             if query is not None:
                 queries[article.title] = query
             for target, doc in builder.wlp_documents(article, passages):
                 docs.setdefault(target, []).append(doc)
     if "wlp" in out:
+        by_query, candidates = {}, {}
         for title, query in queries.items():
-            out["wlp"].extend(builder.wlp_pairs(query, docs.get(title, ())))
+            by_query[title] = builder.wlp_pairs(query, docs.get(title, ()))
+            for doc_title, negative in wlp_candidates(by_query[title], query.first):
+                candidates.setdefault(doc_title, []).append(negative)
+        for title, pairs in by_query.items():
+            n = builder.config.hard_negatives
+            if n > 0:
+                attach_wlp_negatives(pairs, candidates.get(title, ()), n, builder.config.seed,
+                                     builder.counts)
+            out["wlp"].extend(pairs)
     assign_splits(out, builder.config.eval_percent, builder.counts)
     for pairs in out.values():
         pairs.sort(key=lambda x: x.pair_id)

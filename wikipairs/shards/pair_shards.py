@@ -19,9 +19,12 @@ def shard_of(pair_id: str, num_shards: int) -> int:
     return int(pair_id, 16) % num_shards
 
 
-def pair_row(pair: Pair, count, tokenizer=None, query_max: int = 64, doc_max: int = 288) -> dict:
-    """A Pair as a row of the pair schema; token ids only with a tokenizer."""
+def pair_row(pair: Pair, count, tokenizer=None, query_max: int = 64, doc_max: int = 288,
+             with_negatives: bool = False) -> dict:
+    """A Pair as a row of the pair schema; token ids only with a tokenizer, the hard-negative
+    lists (schemas.pair.HARD_NEGATIVES) only `with_negatives`."""
     row = dict(vars(pair))  # a flat dataclass: no deep copy needed (asdict is 10x slower)
+    negatives = row.pop("negatives")
     if pair.query_tokens < 0:
         row["query_tokens"] = count(pair.query)
     if pair.doc_tokens < 0:
@@ -29,6 +32,16 @@ def pair_row(pair: Pair, count, tokenizer=None, query_max: int = 64, doc_max: in
     if tokenizer is not None:
         row["query_ids"] = tokenizer.encode(pair.query, query_max)
         row["doc_ids"] = tokenizer.encode_pair(pair.doc_title, pair.doc_text, doc_max)
+    if with_negatives:
+        row["neg_doc_id"] = [n.doc_id for n in negatives]
+        row["neg_passage_id"] = [n.passage_id for n in negatives]
+        row["neg_page_id"] = [n.page_id for n in negatives]
+        row["neg_title"] = [n.title for n in negatives]
+        row["neg_text"] = [n.text for n in negatives]
+        if tokenizer is not None:
+            ids = [tokenizer.encode_pair(n.title, n.text, doc_max) for n in negatives]
+            row["neg_ids"] = [i for one in ids for i in one]
+            row["neg_ids_lengths"] = [len(one) for one in ids]
     return row
 
 
@@ -37,9 +50,10 @@ class ShardWriter:
     layout.py; temporary names, renamed by close(), which also returns the shard's note)."""
 
     def __init__(self, output: str, task: str, index: int, count: int,
-                 formats: tuple[str, ...], with_ids: bool, row_group: int = 2_000):
+                 formats: tuple[str, ...], with_ids: bool, row_group: int = 2_000,
+                 with_negatives: bool = False):
         self.output, self.task, self.index, self.count = output, task, index, count
-        self.fields = pair_fields(with_ids)
+        self.fields = pair_fields(with_ids, with_negatives)
         self.schema = arrow_schema(self.fields, metadata={"wikipairs": "pair",
                                                           "schema_version": str(SCHEMA_VERSION)})
         self.paths = {fmt: fileio.join(task_folder(output, fmt, task),
@@ -87,9 +101,10 @@ class ShardWriter:
 
 
 def write_shard(output: str, task: str, index: int, count: int, rows: list[dict],
-                formats: tuple[str, ...], with_ids: bool) -> dict:
+                formats: tuple[str, ...], with_ids: bool, with_negatives: bool = False) -> dict:
     """Write shard `index` of `count` of a task from rows (sorted by pair_id); returns its note."""
-    writer = ShardWriter(output, task, index, count, formats, with_ids)
+    writer = ShardWriter(output, task, index, count, formats, with_ids,
+                         with_negatives=with_negatives)
     for row in sorted(rows, key=lambda r: r["pair_id"]):
         writer.write(row)
     return writer.close()

@@ -128,6 +128,9 @@ def _common(f):
                      help="GradCache: embed the batch N rows at a time (the loss and gradients "
                           "of the whole batch, the memory of N rows); divides the batch per "
                           "replica."),
+        click.option("--hard-negatives", type=click.IntRange(0), metavar="H",
+                     help="Up to H hard negatives per pair as extra negatives of every query "
+                          "(shards of `wikipairs build --hard-negatives N`) [default: 0]."),
         click.option("--bf16/--no-bf16", "mixed_precision", default=None,
                      help="mixed_bfloat16 compute (TPUs, recent GPUs)."),
         click.option("--tpu", metavar="NAME", help="TPU name or grpc:// address: TPUStrategy "
@@ -169,6 +172,13 @@ def _precheck(config) -> None:
             data_lib.find_shards([d], None, "tfrecord")
         except data_lib.DataError:
             data_lib.find_shards([d], None, "parquet")  # raises the DataError to show
+    if config.hard_negatives and config.objective == "two-tower":
+        try:  # the Parquet shards here (TFRecord-only data: when the run reads it)
+            shards = data_lib.find_shards(config.data, config.tasks, "parquet")
+        except data_lib.DataError:
+            shards = None
+        if shards:
+            data_lib.check_hard_negatives(shards, keys=config.clean_negatives)
     check_run(config)
 
 

@@ -15,6 +15,11 @@ from wikipairs.special_tokens import NUM_SPECIAL_TOKENS
 ENCODERS = ("transformer", "bow")
 # the batch field of the clean-negative keys (trainer.data makes it, TwoTower.compute_loss reads it)
 NEGATIVE_KEYS = "negative_keys"
+# the batch fields of hard negatives (trainer.data with hard_negatives=H > 0, TwoTower reads them):
+# ids int32 [B, H, Ld], mask [B, H] (which are real), keys int32 [B, H, 2, 2] (document, passage)
+HARD_NEGATIVE_IDS = "hard_negative_ids"
+HARD_NEGATIVE_MASK = "hard_negative_mask"
+HARD_NEGATIVE_KEYS = "hard_negative_keys"
 
 # name -> overrides of the ModelConfig defaults
 NAMED_CONFIGS: dict[str, dict] = {

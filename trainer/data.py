@@ -20,6 +20,16 @@ hash), which is fine: keys are only compared within a batch. Tasks are mixed per
 uniformly by default (`weights` for another mix); with `repeat` each task's stream repeats
 forever, so a small task (WLP) is oversampled rather than exhausted.
 
+Hard negatives (`hard_negatives=H` > 0, shards of `wikipairs build --vocab ... --hard-negatives N`
+with the list columns neg_ids / neg_ids_lengths, and with keys neg_doc_id / neg_passage_id): also
+"hard_negative_ids" int32 [B, H, Ld], each row's first H negatives fitted like `doc_ids`, rows
+beyond the pair's count all [PAD], and "hard_negative_mask" bool [B, H] (which are real); with
+negative_keys=True "hard_negative_keys" int32 [B, H, 2, 2]: each negative's document (its
+neg_doc_id) and passage (neg_passage_id) keys, comparable with the rows' keys [0] and [1], which
+are then the shards' `doc_id` and `passage_id` (the ids the negatives carry), so that
+`losses.in_batch_softmax_loss` masks a hard negative that is some row's positive for that row.
+Shards without the columns: DataError (`check_hard_negatives`).
+
 Held-out split: the build's `split` column (pair schema version 3: decided by the query page,
 wikipairs.pairs.heldout; `eval_percent` is then the build's, `--eval-percent`). Older shards
 without it: the same rule from `query_page_id` (`page_split_mask`: eval when
@@ -45,7 +55,7 @@ from wikipairs.readahead import prefetched
 
 from wikipairs.special_tokens import PAD_ID, SEP_ID
 
-from .configs import NEGATIVE_KEYS
+from .configs import HARD_NEGATIVE_IDS, HARD_NEGATIVE_KEYS, HARD_NEGATIVE_MASK, NEGATIVE_KEYS
 
 TASKS = ("ict", "bfs", "wlp")
 SPLITS = ("train", "eval", "all")
@@ -53,6 +63,8 @@ FORMATS = ("tfrecord", "parquet")
 EVAL_PERCENT = 5
 ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
 KEY_COLUMNS = ("doc_id", "doc_title", "doc_text", "lang", "doc_page_id", "doc_passage", "query")
+HARD_ID_COLUMNS = ("neg_ids", "neg_ids_lengths")  # build --vocab --hard-negatives N
+HARD_KEY_COLUMNS = ("neg_doc_id", "neg_passage_id", "doc_id", "passage_id")
 PREFETCH_BATCHES = 2  # make_batches on Parquet: batches a thread makes ahead (readahead.prefetched)
 
 # split_bucket: h = sum_i byte_i * 31^i mod (2^31 - 1) over the first 256 bytes, bucket = h % 100
@@ -237,6 +249,37 @@ def check_token_ids(data_dirs, shards: dict[str, list[str]]) -> None:
             break  # one file per task is enough
 
 
+def _first_record_features(path: str) -> set[str]:
+    """The feature names of the first Example of a (GZIP) TFRecord shard (none when empty)."""
+    import tensorflow as tf
+
+    for record in tf.data.TFRecordDataset(path, compression_type="GZIP").take(1):
+        return set(tf.train.Example.FromString(record.numpy()).features.feature)
+    return set()
+
+
+def check_hard_negatives(shards: dict[str, list[str]], keys: bool = False) -> None:
+    """DataError unless the shards carry hard negatives with token ids (`wikipairs build --vocab
+    ... --hard-negatives N`): the neg_ids / neg_ids_lengths columns (and with `keys` neg_doc_id,
+    neg_passage_id, doc_id, passage_id). One file per task is looked at."""
+    import pyarrow.parquet as pq
+
+    wanted = HARD_ID_COLUMNS + (HARD_KEY_COLUMNS if keys else ())
+    for files in shards.values():
+        for path in files[:1]:
+            if path.endswith(".parquet"):
+                names = set(pq.read_schema(path).names)
+            else:
+                names = _first_record_features(path)
+                if not names:
+                    continue  # an empty shard: nothing to tell
+            missing = [c for c in wanted if c not in names]
+            if missing:
+                raise DataError(f"{path}: no hard negatives ({', '.join(missing)} missing): "
+                                f"rebuild with `wikipairs build --vocab SPM.model "
+                                f"--hard-negatives N`, or train without --hard-negatives")
+
+
 def _task_seed(seed: int, task: str) -> int:
     return (int(seed) * 1_000_003 + zlib.crc32(task.encode())) % (2 ** 31 - 1)
 
@@ -272,10 +315,11 @@ def _hash64(strings) -> np.ndarray:
                     dtype=np.int64)
 
 
-def negative_keys(batch) -> np.ndarray:
+def negative_keys(batch, passage_ids: bool = False) -> np.ndarray:
     """int32 [N, 3, 2]: the clean-negative keys (document, passage, query) of a pyarrow batch or
     table of pairs (see the module docstring). A key whose columns the shard lacks is the
-    pair_id's hash (unique: nothing is masked by it)."""
+    pair_id's hash (unique: nothing is masked by it). passage_ids: the passage key is the hash of
+    the `passage_id` column (what hard negatives carry: `hard_negative_keys`)."""
     from wikipairs.pairs.tasks import doc_id
 
     names = set(batch.schema.names)
@@ -290,7 +334,9 @@ def negative_keys(batch) -> np.ndarray:
         doc = _hash64(doc_id(t, x) for t, x in zip(col("doc_title"), col("doc_text")))
     else:
         doc = _hash64(pair)
-    if {"doc_page_id", "doc_passage"} <= names:
+    if passage_ids:
+        passage = _hash64(col("passage_id"))
+    elif {"doc_page_id", "doc_passage"} <= names:
         lang = col("lang") if "lang" in names else [""] * len(pair)
         passage = _hash64(f"{a}\x00{p}\x00{i}" for a, p, i in zip(
             lang, col("doc_page_id"), col("doc_passage")))
@@ -300,22 +346,68 @@ def negative_keys(batch) -> np.ndarray:
     return np.stack([doc, passage, query], axis=1).view(np.int32).reshape(len(pair), 3, 2)
 
 
+def hard_negatives(batch, count: int, max_doc_len: int, keys: bool = False
+                   ) -> tuple[np.ndarray, ...]:
+    """(ids int32 [N, count, max_doc_len], mask bool [N, count](, keys int32 [N, count, 2, 2]))
+    of a pyarrow batch with the hard-negative columns: each row's first `count` negatives (split
+    from the concatenated `neg_ids` by `neg_ids_lengths`, fitted like `pad_ids`), all-[PAD] rows
+    and mask False beyond the row's own count; keys: the hashes of neg_doc_id and neg_passage_id
+    (those of padding negatives are 0: masked anyway)."""
+    rows = batch.num_rows
+    values, total = _ragged(batch.column("neg_ids"))
+    lengths, per_row = _ragged(batch.column("neg_ids_lengths"))
+    lengths, per_row = lengths.astype(np.int64), per_row.astype(np.int64)
+    row_starts = np.concatenate([[0], np.cumsum(per_row)[:-1]]).astype(np.int64)
+    row_of = np.repeat(np.arange(rows), per_row)  # per negative: its row ...
+    sums = np.bincount(row_of, weights=lengths, minlength=rows).astype(np.int64)
+    if (sums != total).any():
+        bad = int(np.flatnonzero(sums != total)[0])
+        raise DataError(f"hard negatives: row {bad} has {int(total[bad])} neg_ids but its "
+                        f"neg_ids_lengths add up to {int(sums[bad])}")
+    rank = np.arange(len(lengths)) - row_starts[row_of]  # ... and its place in the row
+    kept = rank < count
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    ids = np.full((rows, count, max_doc_len), PAD_ID, dtype=np.int32)
+    mask = np.zeros((rows, count), dtype=bool)
+    if kept.any():
+        fitted = pad_ids(_take_ragged(values, starts[kept], lengths[kept]), lengths[kept],
+                         max_doc_len)
+        ids[row_of[kept], rank[kept]] = fitted
+        mask[row_of[kept], rank[kept]] = True
+    if not keys:
+        return ids, mask
+    out = np.zeros((rows, count, 2, 2), dtype=np.int32)
+    for k, name in enumerate(("neg_doc_id", "neg_passage_id")):
+        strings, _ = _ragged(batch.column(name))
+        hashes = _hash64(strings[kept]).view(np.int32).reshape(-1, 2)
+        out[row_of[kept], rank[kept], k] = hashes
+    return ids, mask, out
+
+
+def _take_ragged(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The flat values of the pieces values[starts[i]:starts[i] + lengths[i]], in order."""
+    if len(lengths) == 0:
+        return np.zeros(0, values.dtype)
+    index = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + \
+        np.arange(int(lengths.sum()))
+    return np.asarray(values)[index]
+
+
 class _ParquetTaskStream:
     """One task's examples: files in a seeded order (reshuffled every pass), read a record batch
     at a time, filtered to the split, padded, through a seeded shuffle buffer."""
 
     def __init__(self, files, *, split, eval_percent, max_query_len, max_doc_len, rng,
-                 shuffle_buffer, repeat, read_rows=1024, keys=False):
+                 shuffle_buffer, repeat, read_rows=1024, keys=False, hard=0):
         self.files, self.split, self.eval_percent = list(files), split, eval_percent
         self.lq, self.ld, self.rng = max_query_len, max_doc_len, rng
         self.shuffle_buffer, self.repeat, self.read_rows = shuffle_buffer, repeat, read_rows
-        self.keys = keys
+        self.keys, self.hard = keys, hard
         self._chunks = self._read()
         self.exhausted = False
-        # query ids, doc ids (and the negative keys) of the examples read and not yet taken
-        self.parts = [np.zeros((0, self.lq), np.int32), np.zeros((0, self.ld), np.int32)]
-        if keys:
-            self.parts.append(np.zeros((0, 3, 2), np.int32))
+        # the fields (`batch_fields`) of the examples read and not yet taken
+        self.parts = [np.zeros((0, *shape), dtype)
+                      for _, shape, dtype in batch_fields(max_query_len, max_doc_len, keys, hard)]
 
     def _read(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         import pyarrow.parquet as pq
@@ -333,6 +425,10 @@ class _ParquetTaskStream:
                     if "doc_id" in wanted:  # no need for the texts it stands for
                         wanted = [c for c in wanted if c not in ("doc_title", "doc_text")]
                     columns += wanted
+                    if self.hard:
+                        columns += [c for c in HARD_KEY_COLUMNS if c not in columns]
+                if self.hard:
+                    columns += list(HARD_ID_COLUMNS)
                 if self.split != "all":
                     names = parquet.schema_arrow.names
                     columns += ["split"] if "split" in names else ["query_page_id"]
@@ -344,7 +440,13 @@ class _ParquetTaskStream:
                     any_rows = True
                     parts = (pad_ids(*_ragged(batch.column("query_ids")), self.lq),
                              pad_ids(*_ragged(batch.column("doc_ids")), self.ld))
-                    yield parts + ((negative_keys(batch),) if self.keys else ())
+                    if self.keys:
+                        parts += (negative_keys(batch, passage_ids=self.hard > 0),)
+                    if self.hard:
+                        ids, mask, *hard_keys = hard_negatives(batch, self.hard, self.ld,
+                                                               self.keys)
+                        parts += (ids, mask, *hard_keys)
+                    yield parts
             if not self.repeat or not any_rows:
                 return
 
@@ -366,8 +468,8 @@ class _ParquetTaskStream:
             self.parts = [np.concatenate(parts) for parts in read]
 
     def take(self, k: int) -> list[np.ndarray]:
-        """k examples: [query ids, doc ids(, negative keys)] (fewer only when a non-repeating
-        stream runs out)."""
+        """k examples: the `batch_fields` arrays (fewer only when a non-repeating stream runs
+        out)."""
         self._fill(k + max(self.shuffle_buffer, 0))
         k = min(k, self.available())
         if self.shuffle_buffer > 1:
@@ -381,14 +483,33 @@ class _ParquetTaskStream:
         return taken
 
 
+def batch_fields(max_query_len: int, max_doc_len: int, keys: bool = False, hard: int = 0
+                 ) -> list[tuple[str, tuple, type]]:
+    """(name, shape of one example, dtype) of each field of a batch, in the readers' order."""
+    fields = [("query_ids", (max_query_len,), np.int32), ("doc_ids", (max_doc_len,), np.int32)]
+    if keys:
+        fields.append((NEGATIVE_KEYS, (3, 2), np.int32))
+    if hard:
+        fields += [(HARD_NEGATIVE_IDS, (hard, max_doc_len), np.int32),
+                   (HARD_NEGATIVE_MASK, (hard,), bool)]
+        if keys:
+            fields.append((HARD_NEGATIVE_KEYS, (hard, 2, 2), np.int32))
+    return fields
+
+
 def _sources(data_dirs, tasks, weights, batch_size: int, split: str, eval_percent: int,
-             data_format: str) -> tuple[dict, list[str], list[float]]:
+             data_format: str, hard_negatives: int = 0, keys: bool = False
+             ) -> tuple[dict, list[str], list[float]]:
     """What both readers check and find first: {task: shard paths}, task names, mix weights."""
     if batch_size < 1:
         raise DataError(f"batch size must be >= 1, not {batch_size}")
+    if not isinstance(hard_negatives, int) or hard_negatives < 0:
+        raise DataError(f"hard negatives must be an integer >= 0, not {hard_negatives!r}")
     _check_split(split, eval_percent)
     shards = find_shards(data_dirs, tasks, data_format)
     check_token_ids(data_dirs, shards)
+    if hard_negatives:
+        check_hard_negatives(shards, keys)
     names = list(shards)
     return shards, names, task_weights(names, weights)
 
@@ -398,23 +519,27 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                   max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
                   eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                   shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
-                  negative_keys: bool = False) -> Iterator[dict[str, np.ndarray]]:
+                  negative_keys: bool = False, hard_negatives: int = 0
+                  ) -> Iterator[dict[str, np.ndarray]]:
     """The Parquet reader: an iterator of {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]}
-    (and "negative_keys" int32 [B, 3, 2] with negative_keys=True: the module docstring).
+    (and "negative_keys" int32 [B, 3, 2] with negative_keys=True; "hard_negative_ids",
+    "hard_negative_mask" (and "hard_negative_keys") with hard_negatives=H > 0: the module
+    docstring).
 
     No TensorFlow. Deterministic under `seed`. Each example's task is drawn with `weights`
     (uniform by default); with repeat=False a finished task drops out of the mix and the
     iterator ends when every task is done (the last partial batch is dropped).
     skip_batches: batches to draw and throw away first (resuming a run where it stopped)."""
     shards, names, probs = _sources(data_dirs, tasks, weights, batch_size, split, eval_percent,
-                                    "parquet")
+                                    "parquet", hard_negatives, negative_keys)
+    fields = batch_fields(max_query_len, max_doc_len, negative_keys, hard_negatives)
     probs = np.array(probs)
     rng = np.random.default_rng([int(seed), 0x5EED])
     streams = [_ParquetTaskStream(files, split=split, eval_percent=eval_percent,
                                   max_query_len=max_query_len, max_doc_len=max_doc_len,
                                   rng=np.random.default_rng([int(seed), _task_seed(seed, t)]),
                                   shuffle_buffer=shuffle_buffer if shuffle else 0, repeat=repeat,
-                                  keys=negative_keys)
+                                  keys=negative_keys, hard=hard_negatives)
                for t, files in zip(names, shards.values())]
     emitted = 0
     while True:
@@ -425,10 +550,7 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
         if p.sum() <= 0:
             return
         choice = rng.choice(len(streams), size=batch_size, p=p / p.sum())
-        out = [np.zeros((batch_size, max_query_len), np.int32),
-               np.zeros((batch_size, max_doc_len), np.int32)]
-        if negative_keys:
-            out.append(np.zeros((batch_size, 3, 2), np.int32))
+        out = [np.zeros((batch_size, *shape), dtype) for _, shape, dtype in fields]
         filled = np.zeros(batch_size, dtype=bool)
         for t, stream in enumerate(streams):
             slots = np.flatnonzero(choice == t)
@@ -453,7 +575,7 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                 return  # drop_remainder
         emitted += 1
         if emitted > skip_batches:
-            yield dict(zip(("query_ids", "doc_ids", NEGATIVE_KEYS), out))
+            yield dict(zip([name for name, _, _ in fields], out))
 
 
 # ---- tf.data / TFRecord ------------------------------------------------------------------------
@@ -476,17 +598,51 @@ def tf_page_bucket(page_id):
     return tf.math.floormod(h, BUCKETS)
 
 
-def _tf_negative_keys(ex):
-    """int32 [3, 2]: `negative_keys` of one parsed example in TensorFlow ops (its own hash)."""
+def _tf_hash64(text):
+    """int32 [..., 2]: a 64-bit hash of each string as two int32 words (TensorFlow's own)."""
     import tensorflow as tf
 
-    def hash64(text):
-        return tf.bitcast(tf.strings.to_hash_bucket_fast(text, 2 ** 63 - 1), tf.int32)
+    return tf.bitcast(tf.strings.to_hash_bucket_fast(text, 2 ** 63 - 1), tf.int32)
 
-    doc = hash64(tf.strings.join([ex["doc_title"], ex["doc_text"]], "\n"))
-    passage = hash64(tf.strings.join([ex["lang"], tf.strings.as_string(ex["doc_page_id"]),
-                                      tf.strings.as_string(ex["doc_passage"])], "\x00"))
-    return tf.stack([doc, passage, hash64(ex["query"])])
+
+def _tf_negative_keys(ex, passage_ids: bool = False):
+    """int32 [3, 2]: `negative_keys` of one parsed example in TensorFlow ops (its own hash);
+    passage_ids (hard negatives): the document and passage keys are the hashes of the doc_id
+    and passage_id columns, like the negatives' (`_tf_hard_negatives`)."""
+    import tensorflow as tf
+
+    if passage_ids:
+        doc, passage = _tf_hash64(ex["doc_id"]), _tf_hash64(ex["passage_id"])
+    else:
+        doc = _tf_hash64(tf.strings.join([ex["doc_title"], ex["doc_text"]], "\n"))
+        passage = _tf_hash64(tf.strings.join([ex["lang"], tf.strings.as_string(ex["doc_page_id"]),
+                                              tf.strings.as_string(ex["doc_passage"])], "\x00"))
+    return tf.stack([doc, passage, _tf_hash64(ex["query"])])
+
+
+def _tf_hard_negatives(ex, count: int, max_len: int, keys: bool = False):
+    """`hard_negatives` of one parsed example in TensorFlow ops: (ids int32 [count, max_len],
+    mask bool [count](, keys int32 [count, 2, 2]))."""
+    import tensorflow as tf
+
+    values = tf.cast(tf.sparse.to_dense(ex["neg_ids"]), tf.int32)
+    lengths = tf.cast(tf.sparse.to_dense(ex["neg_ids_lengths"]), tf.int32)
+    n = tf.minimum(tf.size(lengths), count)
+    lengths = lengths[:n]
+    ragged = tf.RaggedTensor.from_row_lengths(values[:tf.reduce_sum(lengths)], lengths)
+    ids = ragged.to_tensor(default_value=PAD_ID, shape=[None, max_len])  # cut or padded
+    last = tf.logical_and((lengths > max_len)[:, None],
+                          tf.equal(tf.range(max_len), max_len - 1)[None, :])
+    ids = tf.where(last, tf.constant(SEP_ID, tf.int32), ids)
+    ids = tf.ensure_shape(tf.pad(ids, [[0, count - n], [0, 0]], constant_values=PAD_ID),
+                          [count, max_len])
+    out = (ids, tf.range(count) < n)
+    if keys:
+        hashes = [_tf_hash64(tf.sparse.to_dense(ex[name], default_value="")[:n])
+                  for name in ("neg_doc_id", "neg_passage_id")]
+        out += (tf.ensure_shape(tf.pad(tf.stack(hashes, axis=1), [[0, count - n], [0, 0], [0, 0]]),
+                                [count, 2, 2]),)
+    return out
 
 
 def _tf_fit(ids, max_len):
@@ -506,9 +662,10 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
                eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
-               prefetch: bool = True, negative_keys: bool = False):
+               prefetch: bool = True, negative_keys: bool = False, hard_negatives: int = 0):
     """The tf.data reader of the TFRecord shards: a tf.data.Dataset of
-    {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]} with static shapes.
+    {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]} with static shapes (and the keys and
+    hard negatives of `numpy_batches`).
 
     Per task: shard files (shuffled with the seed), interleaved, parsed with the schema's
     feature spec, filtered to the split, padded, repeated, shuffled; the tasks are mixed with
@@ -519,7 +676,7 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     from wikipairs.schemas import pair_fields, tf_feature_spec
 
     shards, names, probs = _sources(data_dirs, tasks, weights, batch_size, split, eval_percent,
-                                    "tfrecord")
+                                    "tfrecord", hard_negatives, negative_keys)
     full_spec = tf_feature_spec(pair_fields(True))
     spec = {name: full_spec[name] for name in ID_COLUMNS}
     # the build's split where the shards have it (schema version 3), else the query page rule
@@ -527,6 +684,13 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     spec["query_page_id"] = tf.io.FixedLenFeature([], tf.int64, default_value=0)
     if negative_keys:  # the document by its title and text (the doc_id they define)
         spec.update({name: full_spec[name] for name in KEY_COLUMNS if name != "doc_id"})
+    if hard_negatives:
+        spec.update({name: tf.io.VarLenFeature(tf.int64) for name in HARD_ID_COLUMNS})
+        if negative_keys:
+            spec.update({name: tf.io.VarLenFeature(tf.string)
+                         for name in ("neg_doc_id", "neg_passage_id")})
+            spec.update({name: tf.io.FixedLenFeature([], tf.string)
+                         for name in ("doc_id", "passage_id")})
 
     def parse(record):
         ex = tf.io.parse_single_example(record, spec)
@@ -535,7 +699,10 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                "query_ids": _tf_fit(tf.sparse.to_dense(ex["query_ids"]), max_query_len),
                "doc_ids": _tf_fit(tf.sparse.to_dense(ex["doc_ids"]), max_doc_len)}
         if negative_keys:
-            out[NEGATIVE_KEYS] = _tf_negative_keys(ex)
+            out[NEGATIVE_KEYS] = _tf_negative_keys(ex, passage_ids=hard_negatives > 0)
+        if hard_negatives:
+            hard = _tf_hard_negatives(ex, hard_negatives, max_doc_len, negative_keys)
+            out.update(zip((HARD_NEGATIVE_IDS, HARD_NEGATIVE_MASK, HARD_NEGATIVE_KEYS), hard))
         return out
 
     def in_split(ex):

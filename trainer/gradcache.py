@@ -26,18 +26,52 @@ same dropout masks in both passes and the gradients are those of the loss that w
 
 Both loops are sequential (tf.while_loop with parallel_iterations=1, jax.lax.scan), so only one
 chunk's activations are alive at a time.
+
+Hard negatives (a batch with "hard_negative_ids" [B, H, Ld]): each chunk also embeds its rows'
+H negatives (N * (1 + H) documents a chunk), kept as [B, H, D] like the other embeddings; their
+mask and keys go to the loss as they are.
 """
 from __future__ import annotations
 
 import keras
 
-from .configs import NEGATIVE_KEYS
+from .configs import HARD_NEGATIVE_IDS
 from .losses import cross_replica_in_batch_loss
+
+OUTPUTS = ("query_emb", "doc_emb", "hard_negative_emb")
 
 
 def _inputs(data):
+    """(the inputs to embed, the whole batch)."""
     x = data[0] if isinstance(data, (tuple, list)) else data
-    return {"query_ids": x["query_ids"], "doc_ids": x["doc_ids"]}, x.get(NEGATIVE_KEYS)
+    embedded = {k: x[k] for k in ("query_ids", "doc_ids", HARD_NEGATIVE_IDS) if k in x}
+    return embedded, x
+
+
+def _outputs(out, rows):
+    """The embeddings of a model call on `rows` examples, each [rows, ...]: the hard negatives'
+    [rows * H, D] as [rows, H, D]."""
+    embs = [out["query_emb"], out["doc_emb"]]
+    if "hard_negative_emb" in out:
+        h = out["hard_negative_emb"]
+        embs.append(keras.ops.reshape(h, (rows, -1, h.shape[-1])))
+    return embs
+
+
+def _loss(model, embs, x):
+    """The batch loss of the embeddings [B, ...] (hard negatives [B, H, D] flattened)."""
+    from .model import loss_inputs
+
+    hard = None if len(embs) < 3 else keras.ops.reshape(embs[2], (-1, embs[2].shape[-1]))
+    return cross_replica_in_batch_loss(embs[0], embs[1], model.config.temperature,
+                                       **loss_inputs(x, hard))
+
+
+def _predictions(embs):
+    out = dict(zip(OUTPUTS, embs))
+    if len(embs) > 2:
+        out["hard_negative_emb"] = keras.ops.reshape(embs[2], (-1, embs[2].shape[-1]))
+    return out
 
 
 def chunk_count(batch_size: int, chunk_size: int) -> int:
@@ -54,7 +88,7 @@ def train_step_tf(model, data, chunk_size: int):
     import tensorflow as tf
     from keras.src.losses import loss as loss_module
 
-    x, keys = _inputs(data)
+    x, full = _inputs(data)
     batch = x["query_ids"].shape[0]  # None in a tf.distribute replica: then dynamic
     if batch is not None:
         chunk_count(batch, chunk_size)
@@ -66,41 +100,42 @@ def train_step_tf(model, data, chunk_size: int):
         t = tf.reshape(t, tf.concat([[chunk_size, -1], tf.shape(t)[1:]], 0))
         return tf.transpose(t, [1, 0, *range(2, len(t.shape))])
 
-    def unchunked(t):  # [C, N, D] -> [B, D]
-        return tf.reshape(tf.transpose(t, [1, 0, 2]), [-1, t.shape[-1]])
+    def unchunked(t):  # [C, N, ...] -> [B, ...]
+        t = tf.transpose(t, [1, 0, *range(2, len(t.shape))])
+        rest = [n if n is not None else tf.shape(t)[i + 2] for i, n in enumerate(t.shape[2:])]
+        return tf.reshape(t, [-1, *rest])
 
     parts = {k: chunked(v) for k, v in x.items()}
     rng_state = [tf.identity(v.value) for v in model.non_trainable_variables]
 
     def embed(i):
-        out = model({k: v[i] for k, v in parts.items()}, training=True)
-        return out["query_emb"], out["doc_emb"]
+        return _outputs(model({k: v[i] for k, v in parts.items()}, training=True), chunk_size)
 
-    def forward(i, qs, ds):
-        q, d = embed(i)
-        return i + 1, qs.write(i, tf.stop_gradient(q)), ds.write(i, tf.stop_gradient(d))
+    def forward(i, *arrays):
+        return (i + 1, *[a.write(i, tf.stop_gradient(e)) for a, e in zip(arrays, embed(i))])
 
     dtype = keras.backend.result_type(model.compute_dtype, "float32")  # the towers' output
-    arrays = [tf.TensorArray(dtype, size=chunks, element_shape=[chunk_size, None])
-              for _ in range(2)]
-    _, qs, ds = tf.while_loop(lambda i, *_: i < chunks, forward, (tf.constant(0), *arrays),
-                              parallel_iterations=1)
-    q_emb, d_emb = unchunked(qs.stack()), unchunked(ds.stack())
+    shapes = [[chunk_size, None]] * 2
+    if HARD_NEGATIVE_IDS in x:
+        shapes.append([chunk_size, x[HARD_NEGATIVE_IDS].shape[1], None])
+    arrays = [tf.TensorArray(dtype, size=chunks, element_shape=shape) for shape in shapes]
+    _, *arrays = tf.while_loop(lambda i, *_: i < chunks, forward, (tf.constant(0), *arrays),
+                               parallel_iterations=1)
+    embs = [unchunked(a.stack()) for a in arrays]
     with tf.GradientTape() as tape:
-        tape.watch([q_emb, d_emb])
-        loss = cross_replica_in_batch_loss(q_emb, d_emb, model.config.temperature, keys)
+        tape.watch(embs)
+        loss = _loss(model, embs, full)
         scaled = model.optimizer.scale_loss(loss) if model.optimizer is not None else loss
-    grad_q, grad_d = (chunked(g) for g in tape.gradient(scaled, [q_emb, d_emb]))
+    grads_emb = [chunked(g) for g in tape.gradient(scaled, embs)]
 
-    with tf.control_dependencies([grad_q, grad_d]):  # replay pass 1's dropout
+    with tf.control_dependencies(grads_emb):  # replay pass 1's dropout
         for v, value in zip(model.non_trainable_variables, rng_state):
             v.assign(value)
     variables = model.trainable_variables
 
     def backward(i, *acc):
         with tf.GradientTape() as chunk_tape:
-            q, d = embed(i)
-            surrogate = tf.reduce_sum(q * grad_q[i]) + tf.reduce_sum(d * grad_d[i])
+            surrogate = tf.add_n([tf.reduce_sum(e * g[i]) for e, g in zip(embed(i), grads_emb)])
         grads = chunk_tape.gradient(surrogate, variables)
         return (i + 1, *[a + (tf.zeros_like(a) if g is None else tf.convert_to_tensor(g))
                          for a, g in zip(acc, grads)])
@@ -111,8 +146,7 @@ def train_step_tf(model, data, chunk_size: int):
     model.optimizer.apply_gradients(zip(grads, variables))
     model._loss_tracker.update_state(loss_module.unscale_loss_for_distribution(loss),
                                      sample_weight=batch)
-    return model.compute_metrics(x, None, {"query_emb": q_emb, "doc_emb": d_emb},
-                                 sample_weight=None)
+    return model.compute_metrics(x, None, _predictions(embs), sample_weight=None)
 
 
 # ---- JAX ---------------------------------------------------------------------------------------
@@ -123,7 +157,7 @@ def train_step_jax(model, state, data, chunk_size: int):
     import jax.numpy as jnp
 
     trainable, non_trainable, optimizer_vars, metrics_vars = state
-    x, keys = _inputs(data)
+    x, full = _inputs(data)
     batch = x["query_ids"].shape[0]
     chunks = chunk_count(batch, chunk_size)
 
@@ -132,44 +166,44 @@ def train_step_jax(model, state, data, chunk_size: int):
         return jnp.swapaxes(t, 0, 1)
 
     def unchunked(t):
-        return jnp.reshape(jnp.swapaxes(t, 0, 1), (batch, t.shape[-1]))
+        return jnp.reshape(jnp.swapaxes(t, 0, 1), (batch, *t.shape[2:]))
 
     parts = {k: chunked(v) for k, v in x.items()}
 
     def embed(weights, rng, chunk):
         out, rng = model.stateless_call(weights, rng, chunk, training=True)
-        return out["query_emb"], out["doc_emb"], rng
+        return _outputs(out, chunk_size), rng
 
     def forward(rng, chunk):
-        q, d, rng = embed(trainable, rng, chunk)
-        return rng, (q, d)
+        embs, rng = embed(trainable, rng, chunk)
+        return rng, embs
 
-    _, (qs, ds) = jax.lax.scan(forward, non_trainable, parts)
-    q_emb, d_emb = unchunked(qs), unchunked(ds)
+    _, embs = jax.lax.scan(forward, non_trainable, parts)
+    embs = [unchunked(e) for e in embs]
 
-    def batch_loss(q, d):
-        return cross_replica_in_batch_loss(q, d, model.config.temperature, keys)
+    def batch_loss(embs):
+        return _loss(model, embs, full)
 
-    loss, (grad_q, grad_d) = jax.value_and_grad(batch_loss, argnums=(0, 1))(q_emb, d_emb)
-    grad_q, grad_d = chunked(grad_q), chunked(grad_d)
+    loss, grads_emb = jax.value_and_grad(batch_loss)(embs)
+    grads_emb = [chunked(g) for g in grads_emb]
 
     def backward(carry, inputs):
         rng, acc = carry
-        chunk, gq, gd = inputs
+        chunk, gs = inputs
 
         def surrogate(weights):
-            q, d, new_rng = embed(weights, rng, chunk)
-            return jnp.sum(q * gq) + jnp.sum(d * gd), new_rng
+            es, new_rng = embed(weights, rng, chunk)
+            return sum(jnp.sum(e * g) for e, g in zip(es, gs)), new_rng
 
         grads, rng = jax.grad(surrogate, has_aux=True)(trainable)
         return (rng, [a + g for a, g in zip(acc, grads)]), None
 
     zeros = [jnp.zeros_like(v) for v in trainable]
     (non_trainable, grads), _ = jax.lax.scan(backward, (non_trainable, zeros),
-                                             (parts, grad_q, grad_d))
+                                             (parts, grads_emb))
     trainable, optimizer_vars = model.optimizer.stateless_apply(optimizer_vars, grads, trainable)
     logs, metrics_vars = model._update_metrics_variables(
-        metrics_vars, loss, x, None, {"query_emb": q_emb, "doc_emb": d_emb}, None)
+        metrics_vars, loss, x, None, _predictions(embs), None)
     return logs, (trainable, non_trainable, optimizer_vars, metrics_vars)
 
 

@@ -23,6 +23,19 @@ def in_batch_scores(query_emb, doc_emb, temperature: float = 1.0):
 MASKED_SCORE = -1e9  # the score of a masked column: exp(-1e9 - max) is exactly 0 in float32
 
 
+def same_key(keys, keys_global):
+    """bool [B, N]: rows i of `keys` [B, K, W] and j of `keys_global` [N, K, W] share some key k
+    (equal in all its W words)."""
+    same = None
+    for k in range(ops.shape(keys)[1]):
+        equal = None
+        for w in range(ops.shape(keys)[2]):
+            e = ops.equal(keys[:, k, w][:, None], keys_global[:, k, w][None, :])
+            equal = e if equal is None else ops.logical_and(equal, e)
+        same = equal if same is None else ops.logical_or(same, equal)
+    return same
+
+
 def duplicate_mask(keys, keys_global=None, offset=0):
     """bool [B, N]: column j is a duplicate of row i's positive (and not that positive itself).
 
@@ -35,22 +48,37 @@ def duplicate_mask(keys, keys_global=None, offset=0):
         `in_batch_softmax_loss`).
     """
     keys_global = keys if keys_global is None else keys_global
-    same = None
-    for k in range(ops.shape(keys)[1]):
-        equal = None
-        for w in range(ops.shape(keys)[2]):
-            e = ops.equal(keys[:, k, w][:, None], keys_global[:, k, w][None, :])
-            equal = e if equal is None else ops.logical_and(equal, e)
-        same = equal if same is None else ops.logical_or(same, equal)
+    same = same_key(keys, keys_global)
     rows = ops.arange(ops.shape(keys)[0], dtype="int32") + ops.cast(offset, "int32")
     columns = ops.arange(ops.shape(keys_global)[0], dtype="int32")
     positive = ops.equal(rows[:, None], columns[None, :])
     return ops.logical_and(same, ops.logical_not(positive))
 
 
+def hard_negative_drop(keys, hard_mask=None, hard_keys=None):
+    """bool [B, M]: the hard-negative columns left out of row i's softmax.
+
+    keys: int [B, K, W] the rows' keys (None: no duplicate test), hard_mask: [M] or [B', H]
+    (M = B' * H) true for real negatives (None: all real), hard_keys: int [M, Kh, W] with
+    Kh <= K, compared with the first Kh keys of the rows (`trainer.data`: Kh = 2, the document
+    and the passage). Column m is dropped for row i when it is padding or shares a key with
+    row i's positive. Needs keys or hard_mask (for the shapes).
+    """
+    drop = None
+    if hard_mask is not None:
+        padding = ops.logical_not(ops.cast(ops.reshape(hard_mask, (-1,)), "bool"))[None, :]
+        drop = padding
+    if keys is not None and hard_keys is not None:
+        dup = same_key(keys[:, :ops.shape(hard_keys)[1]], hard_keys)
+        drop = dup if drop is None else ops.logical_or(drop, dup)
+    return drop
+
+
 def in_batch_softmax_loss(query_emb, doc_emb, temperature: float = 1.0, doc_emb_global=None,
-                          offset=0, keys=None, keys_global=None):
-    """Mean softmax cross-entropy of each query against the documents of the batch.
+                          offset=0, keys=None, keys_global=None, hard_emb=None, hard_mask=None,
+                          hard_keys=None):
+    """Mean softmax cross-entropy of each query against the documents of the batch (and any hard
+    negatives).
 
     query_emb: [B, D] query embeddings phi(q_i).
     doc_emb: [B, D] their positive documents psi(d_i) (row i is the positive of query i).
@@ -64,9 +92,19 @@ def in_batch_softmax_loss(query_emb, doc_emb, temperature: float = 1.0, doc_emb_
         text) is left out of row i's softmax: its score becomes MASKED_SCORE, so the loss is
         the loss with those columns removed (they are neither negatives nor positives).
         keys_global None: `keys` (N = B). keys None: every column is a negative.
+    hard_emb: [M, D] extra negative documents (hard negatives; `trainer.data` gives M = B * H,
+        row b * H + h the h-th negative of row b), appended as columns N..N+M-1 after the
+        candidates: every query is scored against all of them (like sentence-transformers'
+        MultipleNegativesRankingLoss with negatives). None (or M = 0): exactly the loss without.
+    hard_mask: bool/int [M] or [B, H]: which hard negatives are real; padding ones are masked
+        (MASKED_SCORE) for every row. None: all real.
+    hard_keys: int [M, Kh, W], Kh <= K: a hard negative sharing one of the first Kh keys of
+        row i (`trainer.data`: the document and the passage) duplicates row i's positive and is
+        masked for row i (only with `keys`).
 
     Returns a float32 scalar (float64 for float64 inputs):
-        mean_i [logsumexp_j s_ij - s_(i, offset + i)],  s = q d^T / temperature.
+        mean_i [logsumexp_j s_ij - s_(i, offset + i)],  s = q [docs; hard]^T / temperature,
+    over the columns j not masked for row i.
     The scores, the softmax and the cross-entropy are float32 also for bfloat16/float16
     embeddings (`in_batch_scores` casts them up first), so mixed precision rounds the towers'
     outputs but not the logits or the loss.
@@ -76,6 +114,12 @@ def in_batch_softmax_loss(query_emb, doc_emb, temperature: float = 1.0, doc_emb_
     if keys is not None:
         masked = duplicate_mask(keys, keys_global, offset)
         scores = ops.where(masked, ops.cast(MASKED_SCORE, scores.dtype), scores)
+    if hard_emb is not None and ops.shape(hard_emb)[0] != 0:
+        hard = ops.cast(in_batch_scores(query_emb, hard_emb, temperature), scores.dtype)  # [B, M]
+        drop = hard_negative_drop(keys, hard_mask, hard_keys)
+        if drop is not None:
+            hard = ops.where(drop, ops.cast(MASKED_SCORE, hard.dtype), hard)
+        scores = ops.concatenate([scores, hard], axis=1)
     labels = ops.arange(ops.shape(query_emb)[0], dtype="int32") + ops.cast(offset, "int32")
     losses = ops.sparse_categorical_crossentropy(labels, scores, from_logits=True)
     return ops.mean(losses)
@@ -95,12 +139,16 @@ def _tf_replica_context():
     return tf, ctx
 
 
-def cross_replica_in_batch_loss(query_emb, doc_emb, temperature: float = 1.0, keys=None):
+def cross_replica_in_batch_loss(query_emb, doc_emb, temperature: float = 1.0, keys=None,
+                                hard_emb=None, hard_mask=None, hard_keys=None):
     """`in_batch_softmax_loss` whose negatives are the documents of every replica.
 
     query_emb, doc_emb: [B_local, D], this replica's batch (row i of doc_emb is the positive of
     query i). keys: None, or int [B_local, K, W] row keys for clean negatives (gathered from all
-    replicas like the documents). Returns a float32 scalar.
+    replicas like the documents). hard_emb [M_local, D], hard_mask [M_local] (or [B_local, H]),
+    hard_keys [M_local, Kh, W]: this replica's hard negatives (`in_batch_softmax_loss`), gathered
+    from all replicas too, so every query sees the hard negatives of the global batch.
+    Returns a float32 scalar.
 
     Inside a tf.distribute replica context with R > 1 replicas (e.g. `strategy.run`, or Keras
     `fit` under `strategy.scope()`), the documents of all replicas are gathered with
@@ -115,18 +163,23 @@ def cross_replica_in_batch_loss(query_emb, doc_emb, temperature: float = 1.0, ke
 
     Anywhere else (no strategy, cross-replica context, one replica, the JAX backend, where
     data-parallel `keras.distribution` sees the global batch as one array) it is exactly
-    `in_batch_softmax_loss(query_emb, doc_emb, temperature, keys=keys)`.
+    `in_batch_softmax_loss(query_emb, doc_emb, temperature, keys=keys, hard_emb=hard_emb,
+    hard_mask=hard_mask, hard_keys=hard_keys)`.
     """
     found = _tf_replica_context()
+    hard = dict(hard_emb=hard_emb, hard_mask=hard_mask, hard_keys=hard_keys)
     if found is None:
-        return in_batch_softmax_loss(query_emb, doc_emb, temperature, keys=keys)
+        return in_batch_softmax_loss(query_emb, doc_emb, temperature, keys=keys, **hard)
     tf, ctx = found
     replicas = ctx.num_replicas_in_sync
     all_docs = ctx.all_gather(doc_emb, axis=0)
     all_keys = None if keys is None else ctx.all_gather(keys, axis=0)
     offset = ctx.replica_id_in_sync_group * tf.shape(doc_emb)[0]
+    if hard_mask is not None:
+        hard["hard_mask"] = ops.cast(ops.reshape(hard_mask, (-1,)), "int32")  # gatherable
+    hard = {k: None if v is None else ctx.all_gather(v, axis=0) for k, v in hard.items()}
     loss = in_batch_softmax_loss(query_emb, doc_emb, temperature, all_docs, offset, keys,
-                                 all_keys)
+                                 all_keys, **hard)
     return loss / replicas
 
 

@@ -11,7 +11,8 @@ from keras import layers, ops
 
 from wikipairs.special_tokens import CLS_ID, MASK_ID, NUM_SPECIAL_TOKENS, PAD_ID, SEP_ID
 
-from .configs import NEGATIVE_KEYS, ModelConfig, get_config
+from .configs import (HARD_NEGATIVE_IDS, HARD_NEGATIVE_KEYS, HARD_NEGATIVE_MASK, NEGATIVE_KEYS,
+                      ModelConfig, get_config)
 from .losses import cross_replica_in_batch_loss
 
 
@@ -160,11 +161,16 @@ class TwoTower(keras.Model):
 
     TwoTower(config): config is a ModelConfig, a name ("tiny", "base", "bow") or a dict.
     call({"query_ids": int [B, Lq], "doc_ids": int [B, Ld]}, training) ->
-        {"query_emb": float32 [B, D], "doc_emb": float32 [B, D]}.
+        {"query_emb": float32 [B, D], "doc_emb": float32 [B, D]}; with "hard_negative_ids"
+        int [B, H, Ld] in the inputs (`trainer.data`, hard negatives) also "hard_negative_emb"
+        float32 [B * H, D] (row b * H + h: negative h of row b), from the document tower in the
+        same call as the documents.
     `query_tower` / `doc_tower` are `Tower`s, the same object when config.shared_towers.
     `compute_loss` is the in-batch softmax over the documents of all replicas
     (`losses.cross_replica_in_batch_loss`, temperature from the config; clean negatives when
-    the batch has "negative_keys", int [B, K, W]: `trainer.data`, `losses.duplicate_mask`), so
+    the batch has "negative_keys", int [B, K, W]: `trainer.data`, `losses.duplicate_mask`; hard
+    negatives as extra columns when it has "hard_negative_ids", with "hard_negative_mask" and
+    "hard_negative_keys": `losses.in_batch_softmax_loss`), so
     `model.compile(optimizer=...); model.fit(dataset_of_id_dicts)` trains it, also under a
     tf.distribute strategy scope. `build()` creates all weights (dummy forward pass).
     """
@@ -183,8 +189,16 @@ class TwoTower(keras.Model):
         self.doc_tower(keras.KerasTensor((None, c.max_doc_len), dtype="int32"))
 
     def call(self, inputs, training=False):
+        hard = inputs.get(HARD_NEGATIVE_IDS) if isinstance(inputs, dict) else None
+        if hard is None:
+            return {"query_emb": self.query_tower(inputs["query_ids"], training=training),
+                    "doc_emb": self.doc_tower(inputs["doc_ids"], training=training)}
+        docs = ops.cast(inputs["doc_ids"], "int32")
+        batch, length = ops.shape(docs)[0], ops.shape(docs)[1]
+        hard = ops.reshape(ops.cast(hard, "int32"), (-1, length))  # [B * H, Ld]
+        emb = self.doc_tower(ops.concatenate([docs, hard], axis=0), training=training)
         return {"query_emb": self.query_tower(inputs["query_ids"], training=training),
-                "doc_emb": self.doc_tower(inputs["doc_ids"], training=training)}
+                "doc_emb": emb[:batch], "hard_negative_emb": emb[batch:]}
 
     def encode_queries(self, query_ids, training=False):
         """int [B, Lq] -> float32 [B, D]."""
@@ -213,9 +227,9 @@ class TwoTower(keras.Model):
         scaled as Keras scales losses under tf.distribute (1 / replicas per replica)."""
         if y_pred is None:
             y_pred = self(x, training=training)
-        keys = x.get(NEGATIVE_KEYS) if isinstance(x, dict) else None
         loss = cross_replica_in_batch_loss(y_pred["query_emb"], y_pred["doc_emb"],
-                                           self.config.temperature, keys)
+                                           self.config.temperature,
+                                           **loss_inputs(x, y_pred.get("hard_negative_emb")))
         for extra in self.losses:
             loss = loss + self._aggregate_additional_loss(extra)
         return loss
@@ -226,6 +240,20 @@ class TwoTower(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+def loss_inputs(x, hard_emb=None) -> dict:
+    """The batch's extras of `losses.cross_replica_in_batch_loss`: keys (clean negatives) and,
+    with `hard_emb` [B * H, D], the hard negatives' embeddings, mask [B * H] and keys
+    [B * H, 2, 2]."""
+    x = x if isinstance(x, dict) else {}
+    out = {"keys": x.get(NEGATIVE_KEYS)}
+    if hard_emb is not None:
+        mask, keys = x.get(HARD_NEGATIVE_MASK), x.get(HARD_NEGATIVE_KEYS)
+        out.update(hard_emb=hard_emb, hard_mask=None if mask is None else ops.reshape(mask, (-1,)),
+                   hard_keys=None if keys is None else ops.reshape(
+                       keys, (-1, *ops.shape(keys)[2:])))
+    return out
 
 
 @keras.saving.register_keras_serializable("wikipairs")

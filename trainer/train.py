@@ -134,6 +134,8 @@ def _input_shards(config: TrainConfig) -> tuple[str, list[str]]:
         raise TrainError("TFRecord input needs the TensorFlow backend; use --data-format parquet")
     shards = data_lib.find_shards(config.data, config.tasks, data_format)
     data_lib.check_token_ids(config.data, shards)
+    if _hard_negatives(config):
+        data_lib.check_hard_negatives(shards, keys=config.clean_negatives)
     tasks = list(shards)
     if config.task_weights is not None:
         data_lib.task_weights(tasks, config.task_weights)
@@ -168,7 +170,8 @@ def _fit(config: TrainConfig, model_config: ModelConfig, model, data_format: str
         max_doc_len=model_config.max_doc_len, split="train",
         eval_percent=config.eval_percent, seed=config.seed,
         shuffle_buffer=config.shuffle_buffer, skip_batches=initial_step,
-        negative_keys=config.clean_negatives and config.objective == "two-tower")
+        negative_keys=config.clean_negatives and config.objective == "two-tower",
+        hard_negatives=_hard_negatives(config))
     batches = source if hasattr(source, "element_spec") \
         else ((b,) for b in source)  # Keras wants (inputs,) tuples
     try:
@@ -177,6 +180,11 @@ def _fit(config: TrainConfig, model_config: ModelConfig, model, data_format: str
     finally:
         if hasattr(source, "close"):  # stops the Parquet prefetch thread now
             source.close()
+
+
+def _hard_negatives(config: TrainConfig) -> int:
+    """Hard negatives per row of the training batches (two-tower only)."""
+    return config.hard_negatives if config.objective == "two-tower" else 0
 
 
 def _build_model(config: TrainConfig, model_config: ModelConfig):

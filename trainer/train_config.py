@@ -63,6 +63,9 @@ class TrainConfig:
     chunk_size: two-tower: GradCache steps (trainer.gradcache) embedding this many rows at a
         time, so a batch of 8192 needs the memory of `chunk_size`; the batch size per replica
         must be a multiple of it. None: plain steps.
+    hard_negatives: two-tower: up to this many hard negatives per pair from the shards of
+        `wikipairs build --hard-negatives N` (their neg_ids columns) as extra negative columns of
+        every query's softmax (`losses.in_batch_softmax_loss`); 0: none.
     """
 
     data: list[str] = field(default_factory=list)
@@ -97,6 +100,7 @@ class TrainConfig:
     steps_per_execution: int = 1
     clean_negatives: bool = True
     chunk_size: int | None = None
+    hard_negatives: int = 0
     tensorboard: bool = True
     quiet: bool = False
 
@@ -167,6 +171,11 @@ def _check(c: TrainConfig) -> None:
             bad("--chunk-size applies to the two-tower objective (GradCache), not mlm")
         if c.batch_size % c.chunk_size:
             bad(f"batch size {c.batch_size} is not a multiple of the chunk size {c.chunk_size}")
+    if not isinstance(c.hard_negatives, int) or isinstance(c.hard_negatives, bool) or \
+            c.hard_negatives < 0:
+        bad(f"hard negatives must be an integer >= 0, not {c.hard_negatives!r}")
+    if c.hard_negatives and c.objective != "two-tower":
+        bad("--hard-negatives applies to the two-tower objective, not mlm")
     if c.eval_batches < 0:
         bad(f"eval batches must be >= 0, not {c.eval_batches}")
     if not (c.learning_rate > 0 and math.isfinite(c.learning_rate)):

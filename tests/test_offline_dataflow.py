@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import assert_one_line_error, cli_command, describe
+from conftest import SHARED_DATA, assert_one_line_error, cli_command, describe
 from wikipairs.pipelines.offline import bucket_problem, lang_from_name, project_problem
 
 GS_INPUT = "gs://test-bucket/dewiki-20240101-pages-articles-multistream.xml.bz2"
@@ -195,14 +195,20 @@ def test_no_credentials_is_one_line(tmp_path, listener):
 
 # ---- verify, stats and show on gs:// --------------------------------------------------------
 
-@pytest.mark.parametrize("command", ["verify", "stats", "show"])
+SQUAD_DEV = SHARED_DATA / "squad" / "dev-v1.1.json"
+# what each command needs beside the build folder
+_MORE_ARGS = {"verify": (), "stats": (), "show": (), "export": ("--to", "jsonl", "-o", "exported"),
+              "audit": ("--against", str(SQUAD_DEV))}
+
+
+@pytest.mark.parametrize("command", list(_MORE_ARGS))
 @pytest.mark.parametrize("host", ["closed port", "http://no-such-host.invalid:4443"])
 def test_commands_on_unreachable_gcs_are_one_line_in_seconds(tmp_path, command, host):
     """They retried each request for a minute (verify: 97 s, then a line naming neither host
     nor credentials); now the host is tried first, as build does (pipelines/offline.py)."""
     emulator = f"127.0.0.1:{_closed_port()}" if host == "closed port" else host
-    result, seconds = _run("gs://test-bucket/out", cwd=tmp_path, emulator=emulator, timeout=60,
-                           command=command)
+    result, seconds = _run("gs://test-bucket/out", *_MORE_ARGS[command], cwd=tmp_path,
+                           emulator=emulator, timeout=60, command=command)
     line = assert_one_line_error(result, emulator.split("//")[-1],
                                  "Application Default Credentials")
     assert "internal error" not in line

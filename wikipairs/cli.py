@@ -16,7 +16,7 @@ from .download import DEFAULT_BASE_URL, FILE_SETS, MANIFEST as DOWNLOAD_MANIFEST
 from .download import human_size, valid_date
 from .cli_options import (ALLOW_TRUNCATED_HELP, DOC_MAX_TOKENS_HELP, KEEP_TABLES_HELP,
                           NAMESPACES_HELP, QUERY_MAX_TOKENS_HELP, add_missing_verbosity_options,
-                          verbosity_options)
+                          check_storage, verbosity_options)
 from .errors import WikipairsError
 from .text.template_drops import lines as template_lines
 
@@ -426,14 +426,6 @@ def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, all
     click.echo(f"{'model':<8}{os.path.abspath(summary['model'])}")
 
 
-def _check_storage(*paths: str) -> None:
-    """A gs:// path whose storage host does not answer (or, on GCS, no Application Default
-    Credentials): one line in seconds, not a minute of retries per request."""
-    if any(fileio.is_url(p) for p in paths):
-        from .pipelines.offline import check_storage
-        check_storage(list(paths))
-
-
 @main.command()
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
@@ -444,7 +436,7 @@ def stats(folder, plot, quiet, verbose):
     parse output, its counts. Both with the templates the wikitext path dropped inline."""
     from .shards.report import ReportError, built_tasks, load_stats, plot_stats
 
-    _check_storage(folder)
+    check_storage(folder)
     parse_stats = fileio.join(folder, "parse_stats.json")
     if not fileio.exists(fileio.join(folder, "stats.json")) and fileio.exists(parse_stats):
         if plot:
@@ -476,7 +468,7 @@ def show(folder, task, count, seed, quiet, verbose):
     """Print pairs of a build readably, with their provenance."""
     from .shards.report import format_pair, load_stats, pick_pairs
 
-    _check_storage(folder)
+    check_storage(folder)
     load_stats(folder)
     rows = pick_pairs(folder, task, count, seed)
     if not rows:  # the task was built and gave no pair: an answer, not an error (exit 0)
@@ -492,7 +484,7 @@ def verify(folder, quiet, verbose):
     """Check every file of a build or parse output against its manifest (exit 2 on any mismatch)."""
     from .shards.verify import verify_build
 
-    _check_storage(folder)
+    check_storage(folder)
     checked = verify_build(folder)
     click.echo(f"ok: {checked} files match {fileio.join(folder, 'manifest.json')}")
 
@@ -512,6 +504,7 @@ def audit(folder, against, tasks, as_json, quiet, verbose):
     import json as json_lib
     from .shards.audit import audit as run_audit, format_audit, load_eval_set
 
+    check_storage(folder)
     wanted = None if tasks == "all" else [t.strip() for t in tasks.split(",") if t.strip()]
     results = [run_audit(folder, load_eval_set(path), wanted) for path in against]
     if as_json:

@@ -5,6 +5,7 @@ import os
 
 import click
 
+from ..cli_options import check_storage
 from . import TARGETS, TITLE_SEP, export_build
 
 
@@ -25,6 +26,7 @@ from . import TARGETS, TITLE_SEP, export_build
 def export(folder, target, output, tasks, title_sep):
     """Write a build's pairs for Hugging Face datasets, sentence-transformers, Tevatron, BEIR
     or as JSON lines."""
+    check_storage(folder, output)
     info = export_build(folder, target, output, tasks, title_sep=title_sep)
     for task, counts in info["tasks"].items():
         click.echo(f"{task:<8}" + ", ".join(f"{v:,} {k}" for k, v in counts.items()))

@@ -12,7 +12,6 @@ first member is .ndjson/.json and starts with a JSON object), so `--input` takes
 """
 from __future__ import annotations
 
-import gzip
 import html as htmllib
 import json
 import re
@@ -20,6 +19,8 @@ import tarfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator
+
+from isal import isal_zlib
 
 from .. import fileio
 from ..errors import DumpError, TruncatedDumpError
@@ -143,7 +144,7 @@ class EnterpriseDump:
                 f"{self.path}: truncated dump, it ends in the middle of a record after "
                 f"{counts['pages_read']} complete records (use --allow-truncated to keep "
                 f"them)") from None
-        except (zlib.error, tarfile.TarError, OSError) as e:
+        except (zlib.error, isal_zlib.error, tarfile.TarError, OSError) as e:
             raise DumpError(f"{self.path}: not a readable Enterprise HTML dump"
                             f"{f' (member {name})' if name else ''} ({e})") from None
 
@@ -228,8 +229,53 @@ _CHUNK = 1 << 20
 
 
 def _decompressed(raw):
-    """The tar stream of a .tar.gz (gzip decoded by zlib, in 1 MiB reads) or a plain .tar."""
-    return gzip.GzipFile(fileobj=raw, mode="rb") if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+    """The tar stream of a .tar.gz (gzip decoded by ISA-L, ~3x zlib's speed: a dump is read
+    twice, once for its redirects) or a plain .tar."""
+    return _Gunzip(raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+
+
+class _Gunzip:
+    """A gzip stream (one or more members) decoded by ISA-L, with `read(n)` and `read1(n)`.
+    Everything decoded before a cut is returned before the EOFError that the cut raises (igzip's
+    own file object loses the last block's data), so a truncated download keeps its records."""
+
+    def __init__(self, raw, chunk: int = _CHUNK):
+        self.raw, self.chunk = raw, chunk
+        self._decoder = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+        self._buffer, self._at, self._done = b"", 0, False
+
+    def _fill(self) -> None:
+        data = self.raw.read(self.chunk)
+        if not data:
+            if not self._decoder.eof:
+                raise EOFError("the gzip stream ends before its end marker")
+            self._done = True
+            return
+        out = [self._buffer[self._at:]]
+        while data:
+            out.append(self._decoder.decompress(data))
+            data = self._decoder.unused_data
+            if self._decoder.eof:  # zero padding may follow a member (as gzip allows)
+                data = data.lstrip(b"\0")
+            if self._decoder.eof and data:  # another gzip member follows
+                self._decoder = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+        self._buffer, self._at = b"".join(out), 0
+
+    def read1(self, size: int = -1) -> bytes:
+        while self._at >= len(self._buffer) and not self._done:
+            self._fill()
+        size = len(self._buffer) - self._at if size < 0 else size
+        data = self._buffer[self._at:self._at + size]
+        self._at += len(data)
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or len(self._buffer) - self._at < size) and not self._done:
+            self._fill()
+        return self.read1(size)
+
+    def close(self) -> None:
+        pass
 
 
 def _read_exact(stream, size: int) -> bytes:

@@ -217,7 +217,8 @@ inp = {k: np.asarray(v) for k, v in json.loads(sys.stdin.read()).items()}
 import keras
 from wikipairs.trainer.losses import in_batch_softmax_loss as L, cross_replica_in_batch_loss as X
 q, d, h = (inp[k].astype("float32") for k in ("q", "d", "h"))
-mask, keys, hkeys = inp["mask"].astype(bool), inp["keys"].astype("int32"), inp["hkeys"].astype("int32")
+mask = inp["mask"].astype(bool)
+keys, hkeys = inp["keys"].astype("int32"), inp["hkeys"].astype("int32")
 t = 0.1
 f = lambda x: float(keras.ops.convert_to_numpy(x))
 out = {"backend": keras.backend.backend(),

@@ -130,18 +130,19 @@ def frwiki_parse(tmp_path_factory):
 
 
 def test_frwiki_sample_shows_the_french_templates(frwiki_parse):
-    """The templates issue 23 names (s, date, unité, nombre) are among those a French wiki's
-    sentences lose, in parse_stats.json, parse's summary and `wikipairs stats`."""
+    """What a French wiki's sentences still lose is in parse_stats.json, parse's summary and
+    `wikipairs stats`; the templates issue 23 names (s, date, unité, nombre) are rendered now by
+    the French table (tests/test_templates_lang.py), so they are not among them."""
     out, result = frwiki_parse
     found = json.loads((out / "parse_stats.json").read_text())["templates_dropped_inline"]
-    assert found["pages"] == 6 and found["templates"] > 500, found
+    assert found["pages"] >= 1 and found["templates"] >= 10, found
     top = found["top"]
     for name in ("s", "s-", "date-", "unité", "nombre"):
-        assert name in top and top[name]["templates"] >= 10, (name, top)
+        assert name not in top, (name, top)
     assert not {"sfn", ",", "référence nécessaire", "infobox"} & set(top), top
     assert "templates dropped inline:" in result.stdout, describe(result)
     shown = run_cli("stats", out)
     assert shown.returncode == 0, describe(shown)
-    assert "  unité " in shown.stdout and "  nombre " in shown.stdout, describe(shown)
+    assert f"  {next(iter(top))} " in shown.stdout, describe(shown)
     plotted = run_cli("stats", out, "--plot", out / "x.png")
     assert plotted.returncode == 2 and "a parse output" in plotted.stderr, describe(plotted)

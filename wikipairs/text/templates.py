@@ -3,10 +3,19 @@
 Each renderer gets the template's arguments (positional as "1", "2", ...; named as written, values as
 wikitext) and returns wikitext, which is cleaned again, so links inside arguments survive.
 The list is documented in the README ("Templates kept").
+
+Templates are a wiki's own: `renderer_for(name, lang)` looks a name up in the table of the page's
+wiki first (FR, JA, DE below: the frequent inline templates of those wikis whose output a reader
+sees, rendered from their documented parameters), then in SHARED (templates and magic words that
+many wikis have: `{{formatnum:1234}}`, `{{sup}}`, ...), then in RENDERERS, the English table
+(which every wiki has used so far), then in the wiki's name patterns (`{{XIXe siècle}}`, `{{3e}}`).
+English (`lang` "en") uses RENDERERS alone, as before: its output does not change.
 """
 from __future__ import annotations
 
 import re
+
+from .titles import LANGUAGE_CODES
 
 MONTHS = ("January February March April May June July August September October November "
           "December").split()
@@ -190,24 +199,442 @@ def template_key(name: str) -> str:
     return " ".join(key.split()).lower()
 
 
-def renderer_for(name: str):
-    """The renderer of a kept template, or None for templates that are dropped."""
+def renderer_for(name: str, lang: str = "en"):
+    """The renderer of a kept template on the wiki of language `lang`, or None for templates that
+    are dropped. `name` is as written between "{{" and the first "|"; a parser function or magic
+    word (`formatnum:1234`) is kept only where its language has it (not English)."""
     try:
-        return _RENDERER_CACHE[name]
+        return _RENDERER_CACHE[lang, name]
     except KeyError:
         pass
     if len(_RENDERER_CACHE) > 100_000:
         _RENDERER_CACHE.clear()
-    found = _RENDERER_CACHE[name] = _renderer_for(name)
+    found = _RENDERER_CACHE[lang, name] = _renderer_for(name, lang)
     return found
 
 
-_RENDERER_CACHE: dict[str, object] = {}
+_RENDERER_CACHE: dict[tuple[str, str], object] = {}
 
 
-def _renderer_for(name: str):
+def _renderer_for(name: str, lang: str = "en"):
+    if ":" in name and not name.lower().startswith("template:"):
+        return _magic_word(name, lang) if lang != "en" else None
     key = template_key(name)
-    found = RENDERERS.get(key)
-    if found is None and _LANG_X.match(key):
-        return _first  # {{lang-fr|text}}, {{IPA-fr|transcription|label}}
-    return found
+    if lang == "en":
+        found = RENDERERS.get(key)
+        if found is None and _LANG_X.match(key):
+            return _first  # {{lang-fr|text}}, {{IPA-fr|transcription|label}}
+        return found
+    base = lang.split("-")[0]
+    table = BY_LANG.get(lang) or BY_LANG.get(base) or {}
+    found = table.get(key) or SHARED.get(key) or RENDERERS.get(key)
+    if found is not None:
+        return found
+    for pattern, make in PATTERNS.get(lang) or PATTERNS.get(base) or ():
+        m = pattern.match(key)
+        found = make(m, name) if m else None
+        if found is not None:
+            return found
+    if _LANG_X.match(key):
+        return _first
+    return None
+
+
+# ---- shared by many wikis (every language but English, whose table stays as it was) ---------
+
+def _group(digits: str, sep: str) -> str:
+    head = len(digits) % 3 or 3
+    return sep.join([digits[:head]] + [digits[i:i + 3] for i in range(head, len(digits), 3)])
+
+
+# MediaWiki's separatorTransformTable of the content language: (thousands, decimal). Others:
+# the digits as MediaWiki's default writes them (1,234.5).
+NUMBER_SEPARATORS = {"fr": (" ", ","), "de": (".", ","), "nl": (".", ","), "ru": (" ", ",")}
+_PLAIN_NUMBER = re.compile(r"^([-−+]?)(\d+)(?:[.](\d+))?$")
+
+
+def format_number(value: str, lang: str) -> str:
+    """{{formatnum:}} as the wiki of `lang` shows it: "16780" -> "16 780" (fr), "16.780" (de),
+    "16,780" (others); "1.5" -> "1,5" (fr, de). What is not a plain number stays as written."""
+    m = _PLAIN_NUMBER.match(value.strip())
+    if not m:
+        return value.strip()
+    thousands, decimal = NUMBER_SEPARATORS.get(lang.split("-")[0], (",", "."))
+    sign, whole, fraction = m.groups()
+    out = sign.replace("-", "−") + _group(whole, thousands)
+    return out + decimal + fraction if fraction else out
+
+
+def _formatnum(value: str, args: dict, lang: str) -> str:
+    flag = _pos(args, 1).upper()
+    if flag in ("R", "NOSEP"):  # R: read a formatted number back; NOSEP: no separators
+        return value.strip()
+    return format_number(value, lang)
+
+
+MAGIC_WORDS = {  # {{name:value|...}}: the value is part of the name
+    "formatnum:": _formatnum,
+    "uc:": lambda value, args, lang: value.strip().upper(),
+    "lc:": lambda value, args, lang: value.strip().lower(),
+    "ucfirst:": lambda value, args, lang: value.strip()[:1].upper() + value.strip()[1:],
+    "lcfirst:": lambda value, args, lang: value.strip()[:1].lower() + value.strip()[1:],
+}
+
+
+def _magic_word(name: str, lang: str):
+    function, _, value = name.partition(":")
+    render = MAGIC_WORDS.get(function.strip().lower() + ":")
+    if render is None or "{" in value or "}" in value:  # an unexpanded argument: dropped
+        return None
+    return lambda args: render(value, args, lang)
+
+
+SHARED = {
+    "sup": _first, "sub": _first, "unicode": _first, "polytonic": _first,
+}
+
+# ---- French (fr.wikipedia) ------------------------------------------------------------------
+
+FR_MONTHS = ("janvier février mars avril mai juin juillet août septembre octobre novembre "
+             "décembre").split()
+_FR_MONTH_NAMES = {m: i for i, m in enumerate(FR_MONTHS)}
+_FR_MONTH_NAMES.update({m.lower(): i for i, m in enumerate(MONTHS)})
+_FR_MONTH_NAMES.update({a: i for i, names in enumerate([
+    "janv jan", "févr fév fev fevrier feb", "mar", "avr apr", "", "", "juil jul", "aout aug",
+    "sept sep", "oct", "nov", "déc dec decembre"]) for a in names.split()})
+
+
+def _fr_month(value: str) -> str | None:
+    """A month as Module:Date reads it (number, French or English name, abbreviation) -> its
+    French name; None for anything else."""
+    v = value.strip().lower().rstrip(".")
+    if v.isdigit():
+        return FR_MONTHS[int(v) - 1] if 1 <= int(v) <= 12 else None
+    i = _FR_MONTH_NAMES.get(v)
+    return FR_MONTHS[i] if i is not None else None
+
+
+def _fr_day(value: str) -> str:
+    v = value.strip()
+    return "1er" if v in ("1", "01", "1er") else str(int(v)) if v.isdigit() else v
+
+
+def _fr_date(args):
+    """{{date|14|février|2020}} (or {{date|14 février 2020}}) -> "14 février 2020"; numeric
+    months named, day 1 is "1er"; {{date||septembre|1499}} -> "septembre 1499"; a qualification
+    (the 4th argument, or the 2nd of the one-argument form) only chooses links; avJC=oui adds
+    "av. J.-C.". Modèle:Date, Date-, Date de naissance, Date de décès."""
+    day, month, year = _pos(args, 1), _pos(args, 2), _pos(args, 3)
+    if "3" in args or _fr_month(month):
+        parts = [_fr_month(month) or month, year]
+        if day:
+            parts.insert(0, _fr_day(day) if month else day)
+        text = " ".join(p for p in parts if p)
+    else:  # one argument: "14 février 2020", "1 mai", "1482"
+        words = day.split()
+        if len(words) >= 2 and _fr_month(words[1]) and not words[1].isdigit():
+            words[0], words[1] = _fr_day(words[0]), _fr_month(words[1])
+        text = " ".join(words)
+    if args.get("avJC", "").strip().lower() in ("oui", "o", "1"):
+        text += " av. J.-C."
+    return text
+
+
+_ROMAN = re.compile(r"^(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})$")
+_CENTURY_SUFFIXES = {"e", "er", "re", "ème", "eme"}
+_CENTURY_SEPARATORS = {"-": "–", "–": "–", "—": "–", "à": "à", "au": "au", "et": "et", "ou": "ou"}
+
+
+def _ordinal_roman(roman: str) -> str:
+    return roman + ("er" if roman == "I" else "e")
+
+
+def _centuries(word: str = "siècle", bc: bool = False, default_plural: bool = False):
+    """The century templates: {{s|XIX}} -> "XIXe siècle", {{s-|XIX}} the same unlinked,
+    {{s mini-|XIX}} -> "XIXe" (word ""), {{s2|XIX|XX}} -> "XIXe et XXe siècles",
+    {{sp-|I|e|-|II|e|s}} -> "Ier – IIe siècles" (a final "s" makes the word plural),
+    {{-s|I|er}} -> "Ier siècle av. J.-C." (bc). Suffix arguments (e, er) only mark the ordinal, which is "er" for I and "e" otherwise."""
+    def render(args):
+        values = [v for v in _positional(args) if v]
+        plural = default_plural or (len(values) > 1 and values[-1] == "s")
+        out, romans = [], 0
+        for v in values:
+            if _ROMAN.match(v.upper()) and v.upper():
+                if romans and (not out or out[-1] not in _CENTURY_SEPARATORS.values()):
+                    out.append("et")
+                out.append(_ordinal_roman(v.upper()))
+                romans += 1
+            elif v in _CENTURY_SEPARATORS and romans:
+                out.append(_CENTURY_SEPARATORS[v])
+        if not romans:
+            return ""
+        text = " ".join(out)
+        if word:
+            text += " " + word + ("s" if plural and romans > 1 else "")
+        return text + " av. J.-C." if bc else text
+    return render
+
+
+def _fr_unit(args):
+    """{{unité|6000|km|2}} -> "6 000 km2": the value in French digits (a range "1|à|3" kept),
+    then each unit with its exponent (the number after it); `e=` a power of ten. Modèle:Unité,
+    Modèle:Nombre."""
+    values = _positional(args)
+    if not values:
+        return ""
+    text, rest = format_number(values[0], "fr"), values[1:]
+    if len(rest) >= 2 and rest[0] in ("à", "et", "ou", "-", "–", "x", "×", "/") \
+            and _PLAIN_NUMBER.match(rest[1]):
+        text += f" {'–' if rest[0] == '-' else rest[0]} {format_number(rest[1], 'fr')}"
+        rest = rest[2:]
+    power = args.get("e", "").strip()
+    if power:
+        text += "×10" + power.replace("-", "−")
+    units, i = [], 0
+    while i < len(rest):
+        unit = rest[i]
+        exponent = rest[i + 1] if i + 1 < len(rest) and re.match(r"^[-−]?\d+$", rest[i + 1]) else ""
+        if unit:
+            units.append(unit + exponent.replace("-", "−"))
+        i += 2 if exponent else 1
+    return " ".join([text] + units)
+
+
+def _fr_quote(args):
+    """{{citation|texte}} -> « texte » (an inline quotation; Modèle:Citation étrangère too)."""
+    text = args.get("texte", args.get("citation", _pos(args, 1))).strip()
+    return f"« {text} »" if text else ""
+
+
+def _fr_langue(args):
+    """{{langue|en|texte}}: the text (`texte=` or the 2nd argument)."""
+    return args.get("texte", args.get("text", _pos(args, 2))).strip()
+
+
+def _fr_incise(args):
+    """{{incise|texte}} -> "— texte —"; {{incise|texte|fin}}: no closing dash (sentence end)."""
+    text = _pos(args, 1)
+    return f"— {text}" if _pos(args, 2) == "fin" else f"— {text} —"
+
+
+def _fr_lien(args):
+    """{{lien|fr=Titre français|lang=en|trad=Title|texte=...}}: an article not yet written in
+    French, shown as its French title (or `texte`) linked to it (a red link there; the small
+    "(en)" after it is the link to the other wiki, not text)."""
+    target = args.get("fr", _pos(args, 1)).strip()
+    text = args.get("texte", "").strip() or target or args.get("trad", "").strip()
+    return f"[[{target}|{text}]]" if target and text else text
+
+
+def _fr_noble(link: bool):
+    """{{noble|Paul VI (pape)}} -> "Paul VI", linked to the page; a 2nd argument is the text."""
+    def render(args):
+        target = _pos(args, 1)
+        text = _pos(args, 2) or re.sub(r"\s*\([^()]*\)$", "", target)
+        return f"[[{target}|{text}]]" if link and target else text
+    return render
+
+
+def _fr_souverain(link: bool):
+    """{{souverain|Louis|XII}} or {{souverain|Louis XII}} -> "Louis XII", linked to it."""
+    def render(args):
+        text = " ".join(v for v in _positional(args)[:2] if v)
+        target = re.sub(r"\s*\([^()]*\)$", "", text)
+        return f"[[{text}|{target}]]" if link and text else target
+    return render
+
+
+def _fr_page_h(args):
+    """{{page h'|Saint Valentin|Valentin}}: the 2nd argument (else the 1st), linked to the 1st."""
+    target, text = _pos(args, 1), _pos(args, 2) or _pos(args, 1)
+    return f"[[{target}|{text}]]" if target else text
+
+
+def _fr_heure(args):
+    """{{heure|19|30|fuseau=UTC}} -> "19 h 30 UTC"."""
+    hours, minutes, seconds = _pos(args, 1), _pos(args, 2), _pos(args, 3)
+    text = f"{hours} h" + (f" {minutes}" if minutes else "")
+    if seconds:
+        text = f"{hours} h {minutes or '0'} min {seconds} s"
+    zone = args.get("fuseau", "").strip()
+    return f"{text} {zone}" if zone else text
+
+
+def _fr_ordinal(args):
+    """{{ordinal|14|comte}} -> "14e comte" (1 -> "1er"; `f`/`fém`: "1re")."""
+    n, noun = _pos(args, 1), _pos(args, 2)
+    feminine = noun in ("f", "fém", "féminin")
+    suffix = ("re" if feminine else "er") if n == "1" else "e"
+    return n + suffix + (f" {noun}" if noun and not feminine else "")
+
+
+def _joined(args):
+    return "".join(_positional(args))
+
+
+def _after(text: str):
+    """A template shown as `text`, followed by its first argument: {{n°|12}} -> "no 12"."""
+    return lambda args: f"{text} {_pos(args, 1)}".strip()
+
+
+FR = {
+    "date": _fr_date, "date-": _fr_date, "date de naissance": _fr_date,
+    "date de naissance-": _fr_date, "date de décès": _fr_date, "date de décès-": _fr_date,
+    "s": _centuries(), "s-": _centuries(), "siècle": _centuries(), "sp": _centuries(),
+    "sp-": _centuries(), "s2": _centuries(default_plural=True),
+    "s2-": _centuries(default_plural=True), "s mini": _centuries(""),
+    "s mini-": _centuries(""), "-s": _centuries(bc=True), "-s-": _centuries(bc=True),
+    "-sp": _centuries(bc=True), "-sp-": _centuries(bc=True),
+    "-s2": _centuries(bc=True, default_plural=True),
+    "-s2-": _centuries(bc=True, default_plural=True),
+    "millénaire": _centuries("millénaire"), "-millénaire": _centuries("millénaire", bc=True),
+    "unité": _fr_unit, "nombre": _fr_unit, "tmp": _fr_unit,
+    "euro": lambda a: f"{format_number(_pos(a, 1), 'fr')} €",
+    "fchim": _joined, "formule chimique": _joined,  # {{fchim|C|2|H|6|O}} -> "C2H6O"
+    "citation": _fr_quote, "citation étrangère": _fr_quote, "citation bloc": _fr_quote,
+    "guil": _fr_quote, "guillemets": _fr_quote,
+    "langue": _fr_langue, "lang": _fr_langue, "japonais": _nihongo, "incise": _fr_incise,
+    "lien": _fr_lien, "page h'": _fr_page_h, "page h": _fr_page_h,
+    "noble": _fr_noble(True), "noble-": _fr_noble(False),
+    "souverain": _fr_souverain(True), "souverain2": _fr_souverain(True),
+    "souverain-": _fr_souverain(False), "heure": _fr_heure, "ordinal": _fr_ordinal,
+    "e": _const("e"), "er": _const("er"), "re": _const("re"), "ère": _const("ère"),
+    "ème": _const("ème"), "nd": _const("nd"), "nde": _const("nde"),
+    "etc.": _const(", etc."), "ex": _const("ex. :"), "n°": _after("no"), "nº": _after("no"),
+    "p.": _after("p."), "av jc": _const("av. J.-C."), "av. j.-c.": _const("av. J.-C."),
+    "ap jc": _const("apr. J.-C."), "apr jc": _const("apr. J.-C."),
+    "apr. j.-c.": _const("apr. J.-C."),
+    "api": _first, "apib": _first, "prononciation api": _first,
+    "msapi": lambda a: f"[{''.join(_positional(a))}]", "racine": lambda a: f"√{_pos(a, 1)}",
+    "mathpi": _const("π"), "exp": _first, "ind": _first, "souligner": _first,
+    "italique": _first, "gras": _first, "petit": _first, "petites capitales": _first,
+    "pc": _first, "abréviation": _first, "abréviation discrète": _first, "sigle": _first,
+    "romain": _first, "rom": _first, "rom-maj": lambda a: _pos(a, 1).upper(),
+    "rom-min": lambda a: _pos(a, 1).lower(),
+    # maintenance marks around words of the sentence: the words stay, the mark goes
+    "référence nécessaire": _first, "refnec": _first, "réf nec": _first,
+    "référence souhaitée": _first, "refsou": _first, "référence insuffisante": _first,
+    "refins": _first, "référence à confirmer": _first, "qui": _first, "quand": _first,
+    "où": _first, "quoi": _first, "lequel": _first, "lesquels": _first, "lesquelles": _first,
+    "pas clair": _first, "précision nécessaire": _first, "non neutre": _first,
+}
+
+_FR_ORDINAL = re.compile(r"^(\d+)(er|re|e|ème|ère|nd|nde)$")  # {{3e|série}} -> "3e série"
+_FR_ROMAN_ORDINAL = re.compile(r"^([ivxlc]+)(er|re|e)$")  # {{Ier}}, {{XIXe}}
+_FR_ROMAN = re.compile(r"^[ivxlc]{2,}$")  # {{XXVIII}} (not a language code: {{vi}})
+_FR_CENTURY_NAME = re.compile(r"^([ivxlc]+)(er|e) (siècle|millénaire)( av\. j\.-c\.)?$")
+_FR_FIRST_OF_MONTH = re.compile(r"^1er (%s)$" % "|".join(FR_MONTHS))  # {{1er mai}}
+_CHEMICAL = re.compile(r"^(?:[A-Z][a-z]?\d*){1,8}$")  # {{CO2}}, {{H2O}}: as written
+
+
+def _fr_ordinal_name(m, name):
+    text = m.group(1) + m.group(2)
+    return lambda args: f"{text} {_pos(args, 1)}".strip()
+
+
+def _fr_roman_ordinal(m, name):
+    roman = m.group(1).upper()
+    if not _ROMAN.match(roman):
+        return None
+    return _const(roman + m.group(2))
+
+
+def _fr_roman(m, name):
+    roman = m.group(0).upper()
+    return _const(roman) if _ROMAN.match(roman) and m.group(0) not in LANGUAGE_CODES else None
+
+
+def _fr_century_name(m, name):
+    roman = m.group(1).upper()
+    if not _ROMAN.match(roman):
+        return None
+    return _const(f"{roman}{m.group(2)} {m.group(3)}" + (" av. J.-C." if m.group(4) else ""))
+
+
+def _chemical(m, name):
+    written = " ".join(name.replace("_", " ").split())
+    if not (_CHEMICAL.match(written) and any(c.isdigit() for c in written)):
+        return None
+    return _const(written)
+
+
+PATTERNS_FR = [
+    (_FR_ORDINAL, _fr_ordinal_name), (_FR_ROMAN_ORDINAL, _fr_roman_ordinal),
+    (_FR_ROMAN, _fr_roman), (_FR_CENTURY_NAME, _fr_century_name),
+    (_FR_FIRST_OF_MONTH, lambda m, name: _const(m.group(0))),
+    (re.compile(r"^[a-z0-9]+$"), _chemical),
+]
+
+# ---- Japanese (ja.wikipedia) ------------------------------------------------------------------
+
+
+def _ja_interlanguage(args):
+    """{{仮リンク|日本語版の記事名|en|English title|label=表示}}: an article not yet written in
+    Japanese, shown as `label` (else its Japanese title) linked to that Japanese title (a red link
+    there; the "（英語版）" after it links to the other wiki and is not text)."""
+    target = _pos(args, 1)
+    text = args.get("label", args.get("表示", "")).strip() or target
+    if not target:
+        return text or _pos(args, 3)
+    return f"[[{target}|{text}]]"
+
+
+def _ja_interlang(args):
+    """{{interlang|en|Title|表示}}: a link to another wiki; its text (the 3rd argument, else the
+    title)."""
+    return _pos(args, 3) or _pos(args, 2)
+
+
+def _ja_reading(args):
+    """{{読み仮名|'''物理学'''|ぶつりがく|英: physics}} -> 物理学（ぶつりがく、英: physics）."""
+    word, reading = _pos(args, 1), "、".join(v for v in _positional(args)[1:] if v)
+    return f"{word}（{reading}）" if reading else word
+
+
+JA = {
+    "仮リンク": _ja_interlanguage, "ill2": _ja_interlanguage, "仮リンク2": _ja_interlanguage,
+    "interlang": _ja_interlang,
+    "ilq": lambda a: f"「{_pos(a, 1)}」" if _pos(a, 1) else "",
+    "読み仮名": _ja_reading, "読み仮名 ruby不使用": _ja_reading, "読みがな": _ja_reading,
+    "ruby": _ja_reading, "isbn2": _after("ISBN"), "isbn": _after("ISBN"),
+    "jis2004フォント": _first, "補助漢字フォント": _first, "color": _second,
+    # marks around words of the sentence: the words stay, the mark goes
+    "要出典範囲": _first, "独自研究範囲": _first, "疑問点範囲": _first, "要検証範囲": _first,
+    "要説明範囲": _first, "要ページ番号範囲": _first,
+}
+
+
+def _ja_language_code(m, name):
+    """{{en|European Union}}, {{fr|…}}: the text, in that language (Template:En, ...)."""
+    return _first if m.group(0) in LANGUAGE_CODES else None
+
+
+PATTERNS_JA = [(re.compile(r"^[a-z]{2}$"), _ja_language_code)]
+
+# ---- German (de.wikipedia) ------------------------------------------------------------------
+
+_DE_DATUMS = {"de-nhn": "m ü. NHN", "de-nn": "m ü. NN", "de-hn": "m ü. HN", "at": "m ü. A.",
+              "ch": "m ü. M.", "ch-ln02": "m ü. M.", "ch-lhn95": "m ü. M."}
+
+
+def _de_hoehe(args):
+    """{{Höhe|123|DE-NHN}} -> "123 m ü. NHN" (the datum's abbreviation; others: "m")."""
+    value = format_number(_pos(args, 1), "de")
+    return f"{value} {_DE_DATUMS.get(_pos(args, 2).lower(), 'm')}" if value else ""
+
+
+def _de_quote(args):
+    """{{"|Text}} and {{Zitat|Text|...}}: „Text“ (`Text=` also)."""
+    text = args.get("Text", _pos(args, 1)).strip()
+    return f"„{text}“" if text else ""
+
+
+DE = {
+    "\"": _de_quote, "zitat": _de_quote, "höhe": _de_hoehe,
+    "formatzahl": lambda a: format_number(_pos(a, 1), "de"),
+    "hochgestellt": _first, "tiefgestellt": _first, "kapitälchen": _first,
+    "polytonisch": _first, "anker": _const(""), "sortkey": _second,
+}
+
+BY_LANG = {"fr": FR, "ja": JA, "de": DE}
+PATTERNS = {"fr": PATTERNS_FR, "ja": PATTERNS_JA}

@@ -132,7 +132,7 @@ class Cleaner:
     resolve: callable = None  # title -> redirect-resolved title
 
     def __post_init__(self):
-        lang = self.titles.site.lang
+        lang = self._lang = self.titles.site.lang  # inline templates are the wiki's own
         # -{...}- is markup only where MediaWiki converts between variants; elsewhere it is text.
         self._converts_variants = lang.split("-")[0] in VARIANT_LANGUAGES
         self.boilerplate = BOILERPLATE_SECTIONS["en"] | BOILERPLATE_SECTIONS.get(lang, set())
@@ -205,8 +205,7 @@ class Cleaner:
     def _render_template(self, source: str, work: _PageWork, depth: int, context: str = "",
                          start: int = 0) -> str:
         name = source[2:].split("|", 1)[0].split("}}", 1)[0]
-        renderer = renderer_for(name) if ":" not in name or name.lower().startswith("template:") \
-            else None
+        renderer = renderer_for(name, self._lang)
         if renderer is None or depth > 20:
             if renderer is None and in_running_text(context, start, start + len(source)) \
                     and not (depth == 0 and self._in_boilerplate(context, start, work)):

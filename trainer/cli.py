@@ -131,6 +131,10 @@ def _common(f):
         click.option("--hard-negatives", type=click.IntRange(0), metavar="H",
                      help="Up to H hard negatives per pair as extra negatives of every query "
                           "(shards of `wikipairs build --hard-negatives N`) [default: 0]."),
+        click.option("--distinct-pages", is_flag=True, default=None,
+                     help="Batches without duplicate query pages: B rows chosen from 2B "
+                          "candidates, the first of each query page, filled with duplicates "
+                          "only when fewer than B pages are distinct [default: off]."),
         click.option("--bf16/--no-bf16", "mixed_precision", default=None,
                      help="mixed_bfloat16 compute (TPUs, recent GPUs)."),
         click.option("--tpu", metavar="NAME", help="TPU name or grpc:// address: TPUStrategy "

@@ -20,6 +20,17 @@ hash), which is fine: keys are only compared within a batch. Tasks are mixed per
 uniformly by default (`weights` for another mix); with `repeat` each task's stream repeats
 forever, so a small task (WLP) is oversampled rather than exhausted.
 
+Distinct query pages (`distinct_pages=True`, `train --distinct-pages`; issue 17): a batch of B
+rows is drawn from 2B candidate rows read as without the option (the same task mix, the same
+seeded shuffle): it keeps, in their order, the first B candidates whose `query_page_id` is not
+already in the batch; when fewer than B pages are distinct among the 2B, the other candidates in
+order fill it (duplicates that clean negatives then mask), so shapes stay static and a tiny
+corpus does not hang. The rows kept stay in their candidate order; the candidates not used are
+dropped (each batch reads 2B rows, and with repeat=False a last tail of fewer than 2B is
+dropped). Pages are compared by id alone (the same id in two languages counts as one page). The
+same rule in both readers (`distinct_page_rows`, `_tf_distinct_pages`); without the option the
+batches are those of before, byte for byte.
+
 Hard negatives (`hard_negatives=H` > 0, shards of `wikipairs build --vocab ... --hard-negatives N`
 with the list columns neg_ids / neg_ids_lengths, and with keys neg_doc_id / neg_passage_id): also
 "hard_negative_ids" int32 [B, H, Ld], each row's first H negatives fitted like `doc_ids`, rows
@@ -65,6 +76,7 @@ ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
 KEY_COLUMNS = ("doc_id", "doc_title", "doc_text", "lang", "doc_page_id", "doc_passage", "query")
 HARD_ID_COLUMNS = ("neg_ids", "neg_ids_lengths")  # build --vocab --hard-negatives N
 HARD_KEY_COLUMNS = ("neg_doc_id", "neg_passage_id", "doc_id", "passage_id")
+QUERY_PAGE_ID = "query_page_id"  # read for distinct_pages, not given in the batches
 PREFETCH_BATCHES = 2  # make_batches on Parquet: batches a thread makes ahead (readahead.prefetched)
 
 # split_bucket: h = sum_i byte_i * 31^i mod (2^31 - 1) over the first 256 bytes, bucket = h % 100
@@ -398,16 +410,16 @@ class _ParquetTaskStream:
     at a time, filtered to the split, padded, through a seeded shuffle buffer."""
 
     def __init__(self, files, *, split, eval_percent, max_query_len, max_doc_len, rng,
-                 shuffle_buffer, repeat, read_rows=1024, keys=False, hard=0):
+                 shuffle_buffer, repeat, read_rows=1024, keys=False, hard=0, pages=False):
         self.files, self.split, self.eval_percent = list(files), split, eval_percent
         self.lq, self.ld, self.rng = max_query_len, max_doc_len, rng
         self.shuffle_buffer, self.repeat, self.read_rows = shuffle_buffer, repeat, read_rows
-        self.keys, self.hard = keys, hard
+        self.keys, self.hard, self.pages = keys, hard, pages
         self._chunks = self._read()
         self.exhausted = False
         # the fields (`batch_fields`) of the examples read and not yet taken
-        self.parts = [np.zeros((0, *shape), dtype)
-                      for _, shape, dtype in batch_fields(max_query_len, max_doc_len, keys, hard)]
+        self.parts = [np.zeros((0, *shape), dtype) for _, shape, dtype in
+                      batch_fields(max_query_len, max_doc_len, keys, hard, pages)]
 
     def _read(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         import pyarrow.parquet as pq
@@ -432,6 +444,8 @@ class _ParquetTaskStream:
                 if self.split != "all":
                     names = parquet.schema_arrow.names
                     columns += ["split"] if "split" in names else ["query_page_id"]
+                if self.pages and QUERY_PAGE_ID not in columns:
+                    columns.append(QUERY_PAGE_ID)
                 for batch in parquet.iter_batches(batch_size=self.read_rows, columns=columns):
                     keep = batch_split_mask(batch, self.split, self.eval_percent)
                     if not keep.any():
@@ -446,6 +460,9 @@ class _ParquetTaskStream:
                         ids, mask, *hard_keys = hard_negatives(batch, self.hard, self.ld,
                                                                self.keys)
                         parts += (ids, mask, *hard_keys)
+                    if self.pages:
+                        parts += (batch.column(QUERY_PAGE_ID).to_numpy(zero_copy_only=False)
+                                  .astype(np.int64),)
                     yield parts
             if not self.repeat or not any_rows:
                 return
@@ -483,9 +500,11 @@ class _ParquetTaskStream:
         return taken
 
 
-def batch_fields(max_query_len: int, max_doc_len: int, keys: bool = False, hard: int = 0
-                 ) -> list[tuple[str, tuple, type]]:
-    """(name, shape of one example, dtype) of each field of a batch, in the readers' order."""
+def batch_fields(max_query_len: int, max_doc_len: int, keys: bool = False, hard: int = 0,
+                 pages: bool = False) -> list[tuple[str, tuple, type]]:
+    """(name, shape of one example, dtype) of each field of a batch, in the readers' order;
+    pages: last, the rows' query_page_id (the readers' own, for distinct_pages: not in the
+    batches they give)."""
     fields = [("query_ids", (max_query_len,), np.int32), ("doc_ids", (max_doc_len,), np.int32)]
     if keys:
         fields.append((NEGATIVE_KEYS, (3, 2), np.int32))
@@ -494,7 +513,20 @@ def batch_fields(max_query_len: int, max_doc_len: int, keys: bool = False, hard:
                    (HARD_NEGATIVE_MASK, (hard,), bool)]
         if keys:
             fields.append((HARD_NEGATIVE_KEYS, (hard, 2, 2), np.int32))
+    if pages:
+        fields.append((QUERY_PAGE_ID, (), np.int64))
     return fields
+
+
+def distinct_page_rows(query_page_ids, batch_size: int) -> np.ndarray:
+    """int64 [batch_size]: the rows (ascending) of the `distinct_pages` rule among candidates
+    with these query pages: each page's first row, the first `batch_size` of them; when fewer
+    pages are distinct, the other rows in order fill the batch."""
+    pages = np.asarray(query_page_ids, dtype=np.int64)
+    first = np.zeros(len(pages), dtype=bool)
+    first[np.unique(pages, return_index=True)[1]] = True
+    order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])[:batch_size]
+    return np.sort(order)
 
 
 def _sources(data_dirs, tasks, weights, batch_size: int, split: str, eval_percent: int,
@@ -519,12 +551,13 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                   max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
                   eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                   shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
-                  negative_keys: bool = False, hard_negatives: int = 0
-                  ) -> Iterator[dict[str, np.ndarray]]:
+                  negative_keys: bool = False, hard_negatives: int = 0,
+                  distinct_pages: bool = False) -> Iterator[dict[str, np.ndarray]]:
     """The Parquet reader: an iterator of {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]}
     (and "negative_keys" int32 [B, 3, 2] with negative_keys=True; "hard_negative_ids",
     "hard_negative_mask" (and "hard_negative_keys") with hard_negatives=H > 0: the module
-    docstring).
+    docstring). distinct_pages: batches without duplicate query pages where the candidates allow
+    (the module docstring).
 
     No TensorFlow. Deterministic under `seed`. Each example's task is drawn with `weights`
     (uniform by default); with repeat=False a finished task drops out of the mix and the
@@ -532,14 +565,17 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     skip_batches: batches to draw and throw away first (resuming a run where it stopped)."""
     shards, names, probs = _sources(data_dirs, tasks, weights, batch_size, split, eval_percent,
                                     "parquet", hard_negatives, negative_keys)
-    fields = batch_fields(max_query_len, max_doc_len, negative_keys, hard_negatives)
+    fields = batch_fields(max_query_len, max_doc_len, negative_keys, hard_negatives,
+                          distinct_pages)
+    draw = 2 * batch_size if distinct_pages else batch_size  # candidate rows per batch
     probs = np.array(probs)
     rng = np.random.default_rng([int(seed), 0x5EED])
     streams = [_ParquetTaskStream(files, split=split, eval_percent=eval_percent,
                                   max_query_len=max_query_len, max_doc_len=max_doc_len,
                                   rng=np.random.default_rng([int(seed), _task_seed(seed, t)]),
                                   shuffle_buffer=shuffle_buffer if shuffle else 0, repeat=repeat,
-                                  keys=negative_keys, hard=hard_negatives)
+                                  keys=negative_keys, hard=hard_negatives,
+                                  pages=distinct_pages)
                for t, files in zip(names, shards.values())]
     emitted = 0
     while True:
@@ -549,9 +585,9 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
         p = probs * alive
         if p.sum() <= 0:
             return
-        choice = rng.choice(len(streams), size=batch_size, p=p / p.sum())
-        out = [np.zeros((batch_size, *shape), dtype) for _, shape, dtype in fields]
-        filled = np.zeros(batch_size, dtype=bool)
+        choice = rng.choice(len(streams), size=draw, p=p / p.sum())
+        out = [np.zeros((draw, *shape), dtype) for _, shape, dtype in fields]
+        filled = np.zeros(draw, dtype=bool)
         for t, stream in enumerate(streams):
             slots = np.flatnonzero(choice == t)
             if len(slots) == 0:
@@ -573,6 +609,9 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                 filled[missing[:len(taken[0])]] = True
             if not filled.all():
                 return  # drop_remainder
+        if distinct_pages:
+            rows = distinct_page_rows(out.pop(), batch_size)  # the last field: query_page_id
+            out = [o[rows] for o in out]
         emitted += 1
         if emitted > skip_batches:
             yield dict(zip([name for name, _, _ in fields], out))
@@ -657,12 +696,29 @@ def _tf_fit(ids, max_len):
     return tf.ensure_shape(ids, [max_len])
 
 
+def _tf_distinct_pages(batch, batch_size: int):
+    """`distinct_page_rows` in TensorFlow ops: the batch of `batch_size` rows of a batch of
+    candidates (with their query_page_id, left out of the result)."""
+    import tensorflow as tf
+
+    pages = batch[QUERY_PAGE_ID]
+    n = tf.shape(pages)[0]
+    unique, index = tf.unique(pages)  # unique pages in the order of their first row
+    first_row = tf.math.unsorted_segment_min(tf.range(n), index, tf.size(unique))
+    first = tf.equal(tf.gather(first_row, index), tf.range(n))
+    order = tf.concat([tf.where(first)[:, 0], tf.where(tf.logical_not(first))[:, 0]], 0)
+    rows = tf.sort(order[:batch_size])
+    return {k: tf.ensure_shape(tf.gather(v, rows), [batch_size, *v.shape[1:]])
+            for k, v in batch.items() if k != QUERY_PAGE_ID}
+
+
 def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                weights: Sequence[float] | None = None, batch_size: int = 32,
                max_query_len: int = 64, max_doc_len: int = 288, split: str = "train",
                eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
-               prefetch: bool = True, negative_keys: bool = False, hard_negatives: int = 0):
+               prefetch: bool = True, negative_keys: bool = False, hard_negatives: int = 0,
+               distinct_pages: bool = False):
     """The tf.data reader of the TFRecord shards: a tf.data.Dataset of
     {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]} with static shapes (and the keys and
     hard negatives of `numpy_batches`).
@@ -670,7 +726,8 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     Per task: shard files (shuffled with the seed), interleaved, parsed with the schema's
     feature spec, filtered to the split, padded, repeated, shuffled; the tasks are mixed with
     `tf.data.Dataset.sample_from_datasets` (uniform unless `weights`), batched with
-    drop_remainder=True, prefetched. Deterministic under `seed`."""
+    drop_remainder=True (distinct_pages: 2B candidates, then `_tf_distinct_pages`), prefetched.
+    Deterministic under `seed`."""
     import tensorflow as tf
 
     from wikipairs.schemas import pair_fields, tf_feature_spec
@@ -724,8 +781,8 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         ds = ds.filter(in_split)
-        ds = ds.map(lambda ex: {k: v for k, v in ex.items()
-                                if k not in ("pair_id", "split", "query_page_id")})
+        dropped = ("pair_id", "split") + (() if distinct_pages else (QUERY_PAGE_ID,))
+        ds = ds.map(lambda ex: {k: v for k, v in ex.items() if k not in dropped})
         if repeat:
             ds = ds.repeat()
         if shuffle and shuffle_buffer > 1:
@@ -737,7 +794,11 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
         mixed = tf.data.Dataset.sample_from_datasets(
             datasets, weights=probs, seed=_task_seed(seed, "\x00mix"),
             stop_on_empty_dataset=False)
-    mixed = mixed.batch(batch_size, drop_remainder=True)
+    if distinct_pages:
+        mixed = mixed.batch(2 * batch_size, drop_remainder=True)
+        mixed = mixed.map(lambda b: _tf_distinct_pages(b, batch_size))
+    else:
+        mixed = mixed.batch(batch_size, drop_remainder=True)
     if skip_batches:
         mixed = mixed.skip(skip_batches)
     options = tf.data.Options()

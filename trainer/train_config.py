@@ -66,6 +66,8 @@ class TrainConfig:
     hard_negatives: two-tower: up to this many hard negatives per pair from the shards of
         `wikipairs build --hard-negatives N` (their neg_ids columns) as extra negative columns of
         every query's softmax (`losses.in_batch_softmax_loss`); 0: none.
+    distinct_pages: training batches without duplicate query pages where the data allows: B rows
+        chosen from 2B candidates (`trainer.data`, the rule in its docstring).
     """
 
     data: list[str] = field(default_factory=list)
@@ -101,6 +103,7 @@ class TrainConfig:
     clean_negatives: bool = True
     chunk_size: int | None = None
     hard_negatives: int = 0
+    distinct_pages: bool = False
     tensorboard: bool = True
     quiet: bool = False
 
@@ -174,6 +177,8 @@ def _check(c: TrainConfig) -> None:
     if not isinstance(c.hard_negatives, int) or isinstance(c.hard_negatives, bool) or \
             c.hard_negatives < 0:
         bad(f"hard negatives must be an integer >= 0, not {c.hard_negatives!r}")
+    if not isinstance(c.distinct_pages, bool):
+        bad(f"distinct pages must be true or false, not {c.distinct_pages!r}")
     if c.hard_negatives and c.objective != "two-tower":
         bad("--hard-negatives applies to the two-tower objective, not mlm")
     if c.eval_batches < 0:

@@ -74,7 +74,13 @@ _DEBRIS_START = frozenset("|!{}-")
 # shown as typed by MediaWiki but never words of a sentence.
 _STRAY_BRACKETS = re.compile(r"\[\[+(?:([^\[\]\n]*)\](?!\]))?|\]\]+")  # "[[x]" too
 _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
-_TRAIL = re.compile(r"^[^\W\d_]+")
+# A link's trail: the letters right after `]]` that join its anchor ("[[bus]]es"), as
+# MediaWiki's $linkTrail does. Not letters of scripts written without spaces (Han, kana, Thai,
+# Lao, Khmer, Myanmar): jawiki and zhwiki have no trail of those (their link would swallow the
+# following words), and no wiki's trail holds them.
+_TRAIL_LETTER = (r"[^\W\d_\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
+                 r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]")
+_TRAIL = re.compile(r"^%s+" % _TRAIL_LETTER)
 _URL = re.compile(r"\b(?:https?|ftp)://\S+")
 _TAG_LEFTOVER = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*\b[^<>]*>")
 _SPACES = re.compile(r"\s+")
@@ -82,7 +88,7 @@ _SPACES = re.compile(r"\s+")
 # searched much faster than \s (tests/test_speed_equivalence.py checks the list).
 _OTHER_SPACE = re.compile(
     "[\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
-_SIMPLE_LINK = re.compile(r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\]([^\W\d_]*)")
+_SIMPLE_LINK = re.compile(r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\](%s*)" % _TRAIL_LETTER)
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
 # Inline HTML tags that _render_nodes reduces to their content, and line breaks (a space).
@@ -691,7 +697,7 @@ def template_args(source: str) -> dict[str, str] | None:
     return {str(p.name).strip(): str(p.value) for p in template.params}
 
 
-_LINK_TRAIL_END = re.compile(r"\]\][^\W\d_]*\Z")  # a link and its trail end here
+_LINK_TRAIL_END = re.compile(r"\]\]%s*\Z" % _TRAIL_LETTER)  # a link and its trail end here
 
 
 def _strip_inline_tags(paragraph: str) -> str | None:

@@ -462,6 +462,20 @@ def test_wikipairs_build_on_an_html_dump(tmp_path):
     assert verify.returncode == 0, verify.stderr
 
 
+def test_dataflow_dry_run_on_an_html_dump(tmp_path):
+    """The Dataflow job of an Enterprise HTML dump builds offline like the XML one's (the same
+    graph: a file without an index is one whole-file split, prepared on a worker)."""
+    result = run_cli("build", "--runner", "DataflowRunner", "--dry-run", "--project",
+                     "test-project", "--region", "us-central1", "--temp_location",
+                     "gs://test-bucket/tmp", "-o", "gs://test-bucket/out", "-i",
+                     "gs://test-bucket/dumps/frwiki-NS0-20231123-ENTERPRISE-HTML.json.tar.gz",
+                     "--sentence-splitter", "sentencex", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "dry run: DataflowRunner job built (1 input split" in result.stdout, result.stdout
+    assert "sentencex:fr" in result.stdout + result.stderr, result.stdout
+    assert list(tmp_path.iterdir()) == [], "a dry run writes nothing locally"
+
+
 def test_language_variants_show_one_variant():
     """zhwiki and other wikis with variants: Parsoid leaves -{...}- empty, its text in JSON."""
     titles = TitleParser(site_of({"in_language": {"identifier": "zh"}}))

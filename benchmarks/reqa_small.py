@@ -1,19 +1,32 @@
-"""Experiment: the paper's Table (ReQA SQuAD, 5% fine-tuning split) at a scale this machine runs.
+"""Experiment: the paper's Table (ReQA SQuAD, fine-tuning splits, zero-shot) at a scale this machine runs.
 
-    .venv/bin/python benchmarks/reqa_small.py                       # defaults below, ~15 min on 2 CPUs
-    .venv/bin/python benchmarks/reqa_small.py --methods No-SSL,ICT --temperature 0.05 --model-opt normalize=true
+    .venv/bin/python benchmarks/reqa_small.py --squad-passages --work /tmp/rs-in \\
+        --model bow --model-opt normalize=true --temperature 0.05 --batch 128 --pretrain-steps 3000 \\
+        --train-percents 5,80 --methods No-SSL,ICT,ICT+BFS+WLP,ICT+BFS+WLP+HN --json rs-in.json
+    .venv/bin/python benchmarks/reqa_small.py --exclude-squad --work /tmp/rs-ex ...   # the other way
+    .venv/bin/python benchmarks/reqa_small.py --dumps legacy --train-percents 5 --no-zero-shot \\
+        --model tiny                                          # the first version's run (3 dumps, 5%)
 
 Steps (each a `wikipairs` command, so this is also an end-to-end run of the tool):
-1. `wikipairs vocab` on the English real dumps in ../shared/data/wiki, then `wikipairs build --task all
-   --vocab` on the same dumps (the pre-training pairs);
-2. `wikipairs reqa build` on SQuAD v1.1 dev and `wikipairs reqa pairs --train-percent 5` (fine-tuning
-   pairs: 5% of the questions; the other 95% are the test questions, cold start);
-3. for each pre-training method, `tiny` towers: No-SSL (no pre-training: the fine-tuning alone, from
-   random weights), MLM (`--objective mlm`), ICT, ICT+BFS+WLP; then `wikipairs train finetune` on the
-   5% split, export (trainer/export.py) and `wikipairs reqa eval` on the 95% test split;
-4. BM25 on the same split; prints the paper-style table (R@1/5/10/50/100, both protocols).
-With `--squad-passages` the SQuAD dev paragraphs join the dumps as a passage corpus (step 1).
-The numbers are what they are at this scale: a few hundred steps of a 2-layer model on ~100 articles.
+1. `wikipairs vocab` and `wikipairs build --task all --vocab` on the English real dumps in
+   ../shared/data/wiki (`--dumps all`: every enwiki-*.xml.bz2; `--dumps legacy`: the three of the
+   first version). With `--squad-passages` the SQuAD dev paragraphs (no questions) join them as a
+   passage corpus, as the paper's Wikipedia holds them; with `--exclude-squad` the build gets
+   `--exclude dev-v1.1.json` instead (the pages SQuAD comes from and every pair sharing a 13-token
+   n-gram with it are dropped; issue 20), and the vocabulary is trained on the dumps alone.
+   A method with hard negatives (ICT+BFS+WLP+HN) reads a second build with `--hard-negatives 3`;
+2. `wikipairs reqa build` on SQuAD v1.1 dev and, per `--train-percents` P, `wikipairs reqa pairs
+   --train-percent P` (fine-tuning pairs: P% of the questions; the rest are its test questions);
+3. per method: No-SSL (no pre-training: the fine-tuning alone, from random weights), MLM
+   (`--objective mlm`), ICT, ICT+BFS+WLP, ICT+BFS+WLP+HN (`train pretrain --hard-negatives 3`).
+   Each pre-trained model is exported and evaluated zero-shot on every split's test questions,
+   then fine-tuned per split (`wikipairs train finetune`), exported (trainer/export.py) and
+   evaluated (`wikipairs reqa eval`) on that split's test questions and on its training
+   questions (recall on the training split beside the test recall: over- or under-fitting);
+4. BM25 on the same test questions; prints the pre-training learning curves (train_log.jsonl,
+   eval.json) and the table: method x (zero-shot, each split) with R@1, R@10, R@100 (protocol
+   "paper"); `--json` writes everything.
+Every step whose output is already in --work is skipped (a stopped run goes on where it was).
 """
 from __future__ import annotations
 
@@ -27,26 +40,33 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
-DUMPS = ["enwiki-sample-gensim.xml.bz2", "enwiki-minidump-dbpedia.xml.bz2",
-         "enwiki-table-markup.xml.bz2"]
-METHODS = {"No-SSL": None, "MLM": ("mlm", "ict,bfs,wlp"), "ICT": ("two-tower", "ict"),
-           "ICT+BFS+WLP": ("two-tower", "ict,bfs,wlp")}
+SQUAD = SHARED / "squad" / "dev-v1.1.json"
+LEGACY_DUMPS = ["enwiki-sample-gensim.xml.bz2", "enwiki-minidump-dbpedia.xml.bz2",
+                "enwiki-table-markup.xml.bz2"]
+# name: (objective, tasks, hard negatives) or None (no pre-training)
+METHODS = {"No-SSL": None, "MLM": ("mlm", "ict,bfs,wlp", 0), "ICT": ("two-tower", "ict", 0),
+           "ICT+BFS+WLP": ("two-tower", "ict,bfs,wlp", 0),
+           "ICT+BFS+WLP+HN": ("two-tower", "ict,bfs,wlp", 3)}
+KEYS = ("R@1", "R@10", "R@100")
 
 
-def wikipairs(*args, log: Path) -> None:
+def wikipairs(*args, log: Path) -> float:
     cmd = [sys.executable, "-m", "wikipairs.cli", *map(str, args)]
     started = time.monotonic()
     with open(log, "a") as f:
         f.write("$ wikipairs " + " ".join(map(str, args)) + "\n")
         f.flush()
         result = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
-    print(f"  [{time.monotonic() - started:6.1f} s] wikipairs {args[0]} {args[1] if len(args) > 1 else ''}",
-          flush=True)
+    took = time.monotonic() - started
+    print(f"  [{took:6.1f} s] wikipairs {args[0]} {args[1] if len(args) > 1 else ''}", flush=True)
     if result.returncode != 0:
         raise SystemExit(f"failed: wikipairs {' '.join(map(str, args))} (see {log})")
+    return took
 
 
 def export(model_dir: Path, out: Path) -> None:
+    if (out / "saved_model.pb").exists():
+        return
     code = ("import sys; from wikipairs.trainer.train import load_model; "
             "from wikipairs.trainer.export import export_saved_model; "
             "export_saved_model(load_model(sys.argv[1]), sys.argv[1] + '/spm.model', sys.argv[2])")
@@ -54,12 +74,25 @@ def export(model_dir: Path, out: Path) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def slug(name: str) -> str:
+    return name.lower().replace("+", "-").replace(" ", "")
+
+
+def pct(p: float) -> str:
+    return f"{p:g}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", type=Path, default=Path("/tmp/wikipairs-reqa-small"))
+    ap.add_argument("--dumps", default="all",
+                    help="all: every ../shared/data/wiki/enwiki-*.xml.bz2; legacy: the three of "
+                         "the first version; or comma-separated file names there")
     ap.add_argument("--pretrain-steps", type=int, default=1500)
     ap.add_argument("--finetune-steps", type=int, default=400)
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--chunk-size", type=int, default=None,
+                    help="GradCache chunk for pre-training (a batch larger than memory allows)")
     ap.add_argument("--model", default="tiny")
     ap.add_argument("--model-opt", action="append", default=["max_query_len=48", "max_doc_len=128", "dropout=0",
                                                        "attention_dropout=0"],
@@ -70,91 +103,223 @@ def main() -> None:
     ap.add_argument("--vocab-size", type=int, default=8000)
     ap.add_argument("--temperature", default=None,
                     help="softmax temperature for pre-training and fine-tuning (with normalize=1)")
-    ap.add_argument("--methods", default=",".join(METHODS),
+    ap.add_argument("--methods", default="No-SSL,MLM,ICT,ICT+BFS+WLP",
                     help="comma-separated subset of: " + ", ".join(METHODS))
+    ap.add_argument("--train-percents", default="5",
+                    help="fine-tuning splits, comma-separated (paper: 1, 5, 10, 80)")
+    ap.add_argument("--hard-negatives", type=int, default=3,
+                    help="hard negatives of the +HN method (build and pre-training)")
+    ap.add_argument("--no-zero-shot", dest="zero_shot", action="store_false",
+                    help="skip the evaluation of the pre-trained models without fine-tuning")
+    ap.add_argument("--no-train-recall", dest="train_recall", action="store_false",
+                    help="skip the recall on each split's training questions")
+    ap.add_argument("--eval-split", default="test", choices=("test", "valid"),
+                    help="questions the table is computed on: test, or valid to choose settings "
+                         "(learning rate, batch) without looking at the test questions")
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--squad-passages", action="store_true",
-                    help="add the SQuAD dev paragraphs (no questions) to the vocabulary and "
-                         "pre-training corpus as a passage corpus (`wikipairs reqa passages`; "
-                         "ICT and BFS pairs), as the paper's Wikipedia holds them; use a fresh "
-                         "--work (its steps are cached there)")
+    corpus_opts = ap.add_mutually_exclusive_group()
+    corpus_opts.add_argument("--squad-passages", action="store_true",
+                             help="add the SQuAD dev paragraphs (no questions) to the vocabulary and "
+                                  "pre-training corpus as a passage corpus (`wikipairs reqa passages`; "
+                                  "ICT and BFS pairs), as the paper's Wikipedia holds them")
+    corpus_opts.add_argument("--exclude-squad", action="store_true",
+                             help="`wikipairs build --exclude dev-v1.1.json`: no SQuAD page and no "
+                                  "pair sharing a 13-token n-gram with SQuAD dev")
     args = ap.parse_args()
     os.environ.setdefault("NLTK_DATA", str(SHARED / "nltk_data"))
-    work = args.work
-    work.mkdir(parents=True, exist_ok=True)
-    log = work / "log.txt"
-    inputs = [x for d in DUMPS for x in ("-i", SHARED / "wiki" / d)]
-    if args.squad_passages:
-        corpus = work / "squad-passages.jsonl"
-        if not corpus.exists():
-            wikipairs("reqa", "passages", "--squad", SHARED / "squad" / "dev-v1.1.json", "-o",
-                      corpus, log=log)
-        inputs += ["-i", corpus]
-    model_opts = [x for o in args.model_opt for x in ("--model-opt", o)]
     methods = args.methods.split(",")
     if unknown := set(methods) - set(METHODS):
         ap.error(f"unknown methods: {', '.join(sorted(unknown))}")
+    percents = [float(p) for p in args.train_percents.split(",")]
+    if args.dumps == "all":
+        dumps = sorted(p.name for p in (SHARED / "wiki").glob("enwiki-*.xml.bz2"))
+    elif args.dumps == "legacy":
+        dumps = LEGACY_DUMPS
+    else:
+        dumps = args.dumps.split(",")
+    work = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    corpus_key = {"dumps": dumps, "squad_passages": args.squad_passages,
+                  "exclude_squad": args.exclude_squad, "vocab_size": args.vocab_size}
+    key_file = work / "corpus.json"
+    if key_file.exists() and json.loads(key_file.read_text()) != corpus_key:
+        ap.error(f"{work} holds data of another corpus ({key_file}); use a fresh --work")
+    key_file.write_text(json.dumps(corpus_key, indent=1) + "\n")
+    log = work / "log.txt"
+    times: dict[str, float] = {}
+    inputs = [x for d in dumps for x in ("-i", SHARED / "wiki" / d)]
+    print(f"corpus: {len(dumps)} English dumps ({', '.join(dumps)})"
+          + (" + SQuAD dev paragraphs" if args.squad_passages else "")
+          + (", SQuAD dev excluded" if args.exclude_squad else ""), flush=True)
+    if args.squad_passages:
+        corpus = work / "squad-passages.jsonl"
+        if not corpus.exists():
+            wikipairs("reqa", "passages", "--squad", SQUAD, "-o", corpus, log=log)
+        inputs += ["-i", corpus]
+    exclude = ["--exclude", SQUAD] if args.exclude_squad else []
+    model_opts = [x for o in args.model_opt for x in ("--model-opt", o)]
     common = ["--batch-size", args.batch, "--quiet", "--no-tensorboard", "--checkpoint-every", 10**6,
               "--vocab", work / "spm.model"]
-    print("data (steps whose output is already in --work are skipped)", flush=True)
-    if not (work / "spm.model").exists():
-        wikipairs("vocab", *inputs, "-o", work / "spm.model", "--vocab-size", args.vocab_size,
-                  log=log)
-    if not (work / "pairs" / "manifest.json").exists():
-        wikipairs("build", *inputs, "-o", work / "pairs", "--vocab", work / "spm.model",
-                  "--quiet", log=log)
-    if not (work / "reqa" / "manifest.json").exists():
-        wikipairs("reqa", "build", "--squad", SHARED / "squad" / "dev-v1.1.json", "-o",
-                  work / "reqa", log=log)
-    if not (work / "ft" / "split.json").exists():
-        wikipairs("reqa", "pairs", "--data", work / "reqa", "--vocab", work / "spm.model",
-                  "--train-percent", 5, "-o", work / "ft", log=log)
-    results = {}
     if args.temperature:
         common += ["--temperature", args.temperature]
+    print("data (steps whose output is already in --work are skipped)", flush=True)
+    if not (work / "spm.model").exists():
+        times["vocab"] = wikipairs("vocab", *inputs, "-o", work / "spm.model", "--vocab-size",
+                                   args.vocab_size, log=log)
+    builds = {0: work / "pairs"}
+    if any(METHODS[m] and METHODS[m][2] for m in methods):
+        builds[args.hard_negatives] = work / f"pairs-hn{args.hard_negatives}"
+    for hn, out in builds.items():
+        if not (out / "manifest.json").exists():
+            times[f"build{'-hn' if hn else ''}"] = wikipairs(
+                "build", *inputs, "-o", out, "--vocab", work / "spm.model", *exclude,
+                *(["--hard-negatives", hn] if hn else []), "--quiet", log=log)
+    corpus_stats = build_stats(builds[0])
+    print("pre-training pairs: " + ", ".join(f"{k} {v}" for k, v in corpus_stats.items()), flush=True)
+    if not (work / "reqa" / "manifest.json").exists():
+        wikipairs("reqa", "build", "--squad", SQUAD, "-o", work / "reqa", log=log)
+    for p in percents:
+        if not (work / f"ft{pct(p)}" / "split.json").exists():
+            wikipairs("reqa", "pairs", "--data", work / "reqa", "--vocab", work / "spm.model",
+                      "--train-percent", p, "-o", work / f"ft{pct(p)}", log=log)
+
+    def evaluate(model: Path, p: float, split: str, out: Path) -> dict:
+        if not out.exists():
+            wikipairs("reqa", "eval", "--model", model, "--data", work / "reqa", "--split", split,
+                      "--train-percent", p, "--json", out, "-q", log=log)
+        return json.loads(out.read_text())
+
+    results: dict = {"zero-shot": {}, **{pct(p): {} for p in percents}}
+    curves, heldout = {}, {}
     for name in methods:
-        method = METHODS[name]
+        method, s = METHODS[name], slug(name)
         print(name, flush=True)
-        slug = name.lower().replace("+", "-").replace(" ", "")
-        tuned = work / f"ft-{slug}"
-        if method is None:  # no pre-training: the same fine-tuning from random weights
-            wikipairs("train", "pretrain", "-d", work / "ft", "-o", tuned, "--model", args.model,
-                      *model_opts, "--tasks", "reqa", "--steps", args.finetune_steps, "--lr",
-                      args.finetune_lr, *common, log=log)
-        else:
-            objective, tasks = method
-            pre = work / f"pre-{slug}"
-            wikipairs("train", "pretrain", "-d", work / "pairs", "-o", pre, "--model", args.model,
-                      *model_opts, "--objective", objective, "--tasks", tasks, "--steps",
-                      args.pretrain_steps, "--lr", args.pretrain_lr, *common, log=log)
-            wikipairs("train", "finetune", "-d", work / "ft", "-o", tuned, "--init", pre,
-                      "--tasks", "reqa", "--steps", args.finetune_steps, "--lr", args.finetune_lr,
-                      *common, log=log)
-        export(tuned, work / f"export-{slug}")
-        out = work / f"eval-{slug}.json"
-        wikipairs("reqa", "eval", "--model", work / f"export-{slug}", "--data", work / "reqa",
-                  "--split", "test", "--train-percent", 5, "--json", out, "-q", log=log)
-        results[name] = json.loads(out.read_text())
-    out = work / "eval-bm25.json"
-    wikipairs("reqa", "eval", "--model", "bm25", "--data", work / "reqa", "--split", "test",
-              "--train-percent", 5, "--json", out, "-q", log=log)
-    results["BM25"] = json.loads(out.read_text())
-    print_table(results)
+        started = time.monotonic()
+        pre = None
+        if method is not None:
+            objective, tasks, hn = method
+            pre = work / f"pre-{s}"
+            if not (pre / "eval.json").exists():
+                wikipairs("train", "pretrain", "-d", builds[hn], "-o", pre, "--model", args.model,
+                          *model_opts, "--objective", objective, "--tasks", tasks, "--steps",
+                          args.pretrain_steps, "--lr", args.pretrain_lr, *common,
+                          *(["--hard-negatives", hn] if hn else []),
+                          *(["--chunk-size", args.chunk_size] if args.chunk_size else []), log=log)
+            curves[name] = learning_curve(pre)
+            heldout[name] = json.loads((pre / "eval.json").read_text())
+            if args.zero_shot:
+                export(pre, work / f"export-pre-{s}")
+                results["zero-shot"][name] = {
+                    pct(p): {args.eval_split: evaluate(
+                        work / f"export-pre-{s}", p, args.eval_split,
+                        work / f"eval-pre-{s}-{pct(p)}-{args.eval_split}.json")}
+                    for p in percents}
+        for p in percents:
+            tuned = work / f"ft-{s}-{pct(p)}"
+            data = work / f"ft{pct(p)}"
+            if not (tuned / "eval.json").exists():
+                if pre is None:  # no pre-training: the same fine-tuning from random weights
+                    wikipairs("train", "pretrain", "-d", data, "-o", tuned, "--model", args.model,
+                              *model_opts, "--tasks", "reqa", "--steps", args.finetune_steps, "--lr",
+                              args.finetune_lr, *common, log=log)
+                else:
+                    wikipairs("train", "finetune", "-d", data, "-o", tuned, "--init", pre,
+                              "--tasks", "reqa", "--steps", args.finetune_steps, "--lr",
+                              args.finetune_lr, *common, log=log)
+            export(tuned, work / f"export-{s}-{pct(p)}")
+            row = {args.eval_split: evaluate(work / f"export-{s}-{pct(p)}", p, args.eval_split,
+                                             work / f"eval-{s}-{pct(p)}-{args.eval_split}.json")}
+            if args.train_recall:
+                row["train"] = evaluate(work / f"export-{s}-{pct(p)}", p, "train",
+                                        work / f"eval-{s}-{pct(p)}-train.json")
+            results[pct(p)][name] = row
+        times[name] = time.monotonic() - started
+        print(f"  {name}: {times[name] / 60:.1f} min", flush=True)
+    for p in percents:
+        results[pct(p)]["BM25"] = {args.eval_split: evaluate(
+            "bm25", p, args.eval_split, work / f"eval-bm25-{pct(p)}-{args.eval_split}.json")}
+    print_curves(curves, heldout)
+    print_table(results, percents, args.eval_split)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
-                                         "results": results}, indent=2) + "\n")
+                                         "corpus": {**corpus_key, **corpus_stats},
+                                         "seconds": times, "learning_curves": curves,
+                                         "heldout": heldout, "results": results}, indent=2) + "\n")
 
 
-def print_table(results: dict) -> None:
-    for protocol in ("paper", "reqa"):
-        print(f"\nReQA SQuAD, 5% fine-tuning / 95% test, protocol {protocol!r}")
-        print(f"{'method':<14}" + "".join(f"{h:>8}" for h in ("R@1", "R@5", "R@10", "R@50", "R@100",
-                                                                "MRR")))
-        for name, result in results.items():
-            row = _protocol(result, protocol)
-            print(f"{name:<14}" + "".join(f"{row.get(k, float('nan')):>8.2f}"
-                                          for k in ("R@1", "R@5", "R@10", "R@50", "R@100", "MRR")))
+def build_stats(pairs: Path) -> dict:
+    """Pages, articles and pairs per task of a build (its stats.json), as far as it says."""
+    out: dict = {}
+    try:
+        stats = json.loads((pairs / "stats.json").read_text())
+    except (OSError, ValueError):
+        return out
+    counters = stats.get("counters", {})
+    for key, value in counters.items():
+        if key in ("pages_read", "articles", "redirects") or "exclu" in key:
+            out[key] = value
+    tasks = stats.get("tasks", {})
+    if isinstance(tasks, dict):
+        for task, block in tasks.items():
+            if isinstance(block, dict) and isinstance(block.get("pairs"), int):
+                out[f"{task}_pairs"] = block["pairs"]
+    return out
+
+
+def learning_curve(run: Path, points: int = 8) -> list:
+    """(step, loss) from a run's train_log.jsonl, about `points` of them, the last included."""
+    path = run / "train_log.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = [(r["step"], r["loss"]) for r in rows if "step" in r and "loss" in r]
+    every = max(1, len(rows) // points)
+    picked = rows[::every]
+    if rows and (not picked or picked[-1] != rows[-1]):
+        picked.append(rows[-1])
+    return picked
+
+
+def print_curves(curves: dict, heldout: dict) -> None:
+    if not curves:
+        return
+    print("\npre-training loss (train_log.jsonl: mean over the last log interval) and held-out "
+          "in-batch top-1 (eval.json)")
+    for name, curve in curves.items():
+        points = "  ".join(f"{step}:{loss:.3g}" for step, loss in curve)
+        ev = heldout.get(name, {})
+        acc = next((f"{k} {v:.3f}" for k, v in ev.items() if "acc" in k or "top" in k), "")
+        print(f"{name:<16}{points}   {acc}")
+
+
+def print_table(results: dict, percents: list, split: str = "test") -> None:
+    cols = [("zero-shot", pct(p)) for p in percents] + [(pct(p), pct(p)) for p in percents]
+    head = "".join(f"{(('ZS ' if c == 'zero-shot' else 'FT ') + p + '%'):>24}" for c, p in cols)
+    print(f"\nReQA SQuAD dev, recall in % on each split's {split} questions (protocol 'paper'; "
+          "R@1/R@10/R@100); ZS = zero-shot (pre-trained only), FT = fine-tuned on P% of the questions")
+    print(f"{'method':<16}{head}")
+    names = list(dict.fromkeys(n for c in results.values() for n in c))
+    for name in names:
+        cells = []
+        for c, p in cols:
+            entry = results.get(c, {}).get(name, {})
+            entry = entry.get(p, entry) if c == "zero-shot" else entry
+            cells.append(cell(entry.get(split)))
+        print(f"{name:<16}" + "".join(f"{x:>24}" for x in cells))
+    print(f"\nrecall on the fine-tuning (training) questions beside the {split} questions (R@1/R@10/R@100)")
+    for p in percents:
+        for name, entry in results.get(pct(p), {}).items():
+            if "train" in entry:
+                print(f"  {pct(p):>3}% {name:<16} train {cell(entry['train']):>20}   "
+                      f"{split} {cell(entry.get(split)):>20}")
+
+
+def cell(result: dict | None) -> str:
+    if not result:
+        return "-"
+    row = _protocol(result, "paper")
+    return "/".join(f"{row.get(k, float('nan')):.1f}" for k in KEYS)
 
 
 def _protocol(result: dict, protocol: str) -> dict:

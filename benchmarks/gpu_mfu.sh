@@ -10,6 +10,9 @@
 # after the colon) with --bf16 --no-tensorflow, each under `timeout $RUN_TIMEOUT`, so one that
 # fails or runs out of memory does not stop the others. Each run's JSON and the whole log go to
 # $OUT (default out/gpu). Defaults: CONFIG=base STEPS=50 RUNS="256 128 256:attention_dropout=0".
+# EXTRA="--reference pytorch" adds the PyTorch + transformers run of the same towers (bf16
+# autocast on CUDA) and the ratio wikipairs/reference, where torch and transformers are installed
+# (the lent GPU machines have neither: without them the run stops with one line, exit 2).
 set -uo pipefail
 
 OUT=${OUT:-out/gpu}

@@ -156,6 +156,7 @@ class ParseAndPair(beam.DoFn):
         self.count = self.tokenizer.count_tokens if self.tokenizer else approx_token_count
         self.counts = Counter()
         self.builder = PairBuilder(self.pair_config, self.count, self.counts)
+        self.negatives = self.pair_config.hard_negatives > 0  # rows with the neg_* columns
 
     def _may_exist(self, titles):
         """`target in titles`, remembered: link targets recur across pages (a bounded cache, per
@@ -185,9 +186,8 @@ class ParseAndPair(beam.DoFn):
 
     def process(self, indexed_split, titles=None):
         index, split = indexed_split
-        negatives = self.pair_config.hard_negatives > 0
         writers = {task: ShardWriter(self.output, task, index, self.num_shards, self.formats,
-                                     self.tokenizer is not None, with_negatives=negatives)
+                                     self.tokenizer is not None, with_negatives=self.negatives)
                    for task in ("ict", "bfs") if task in self.tasks}
         progress = SplitProgress(self.progress_dir, index)
         held = Counter()  # counts per template name, sent at the end (flush_held)
@@ -241,7 +241,7 @@ class ParseAndPair(beam.DoFn):
                     self.train_keys.add(query_key(pair.query))
                     writers[task].write(pair_row(pair, self.count, self.tokenizer,
                                                  cfg.query_max_tokens, cfg.doc_max_tokens,
-                                                 cfg.hard_negatives > 0))
+                                                 self.negatives))
         if "wlp" in self.tasks:
             query = self.builder.wlp_query(article, passages)
             if query is not None:

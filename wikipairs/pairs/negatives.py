@@ -27,14 +27,15 @@ from ..records import Negative, Pair
 from .sampling import sample
 
 
-def choose_negatives(candidates: Iterable[tuple[tuple, object]], make: Callable[[object], Negative],
-                     query: str, n: int, task: str, counts: Counter) -> tuple[Negative, ...]:
+def choose_negatives(candidates: Iterable[tuple[tuple, object]], query: str, n: int, task: str,
+                     counts: Counter, make: Callable[[object], Negative] | None = None
+                     ) -> tuple[Negative, ...]:
     """The first `n` negatives by rank among (rank, candidate) pairs, `make(candidate)` giving
-    each one's Negative, skipping those whose text holds the query; what is skipped and what is
-    missing counted under `task`."""
+    each one's Negative (None: the candidates are Negatives), skipping those whose text holds the
+    query; what is skipped and what is missing counted under `task`."""
     chosen = []
     for _, candidate in sorted(candidates, key=lambda c: c[0]):
-        negative = make(candidate)
+        negative = make(candidate) if make is not None else candidate
         if query in negative.text:
             counts[f"{task}_hard_negative_holds_query"] += 1
             continue
@@ -57,7 +58,7 @@ def page_negatives(pair: Pair, passages: list, negative_of: Callable[[object], N
         ((x.section == section, sample(seed, "neg", task, pair.query_page_id, positive, x.index)), x)
         for x in passages
         if x.index != positive and not (task == "bfs" and x.section == 0)]
-    return choose_negatives(candidates, negative_of, pair.query, n, task, counts)
+    return choose_negatives(candidates, pair.query, n, task, counts, negative_of)
 
 
 def wlp_candidates(pairs: Iterable[Pair], first: Negative | None) -> Iterable[tuple[str, Negative]]:
@@ -82,12 +83,8 @@ def attach_wlp_negatives(pairs: list[Pair], candidates: Iterable[Negative], n: i
     for pair in pairs:
         ranked = [((sample(seed, "neg", "wlp", query_page, pair.doc_page_id, page),), negative)
                   for page, negative in unique.items()]
-        pair.negatives = choose_negatives(ranked, _same, pair.query, n, "wlp", counts)
+        pair.negatives = choose_negatives(ranked, pair.query, n, "wlp", counts)
     return pairs
-
-
-def _same(negative: Negative) -> Negative:
-    return negative
 
 
 __all__ = ["choose_negatives", "page_negatives", "wlp_candidates", "attach_wlp_negatives"]

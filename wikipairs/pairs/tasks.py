@@ -507,8 +507,8 @@ def build_pairs_in_memory(articles: Iterable[Article], tasks: Iterable[str],
             by_query[title] = builder.wlp_pairs(query, docs.get(title, ()))
             for doc_title, negative in wlp_candidates(by_query[title], query.first):
                 candidates.setdefault(doc_title, []).append(negative)
+        n = builder.config.hard_negatives
         for title, pairs in by_query.items():
-            n = builder.config.hard_negatives
             if n > 0:
                 attach_wlp_negatives(pairs, candidates.get(title, ()), n, builder.config.seed,
                                      builder.counts)

@@ -341,7 +341,6 @@ def _fr_date(args):
 
 
 _ROMAN = re.compile(r"^(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})$")
-_CENTURY_SUFFIXES = {"e", "er", "re", "ème", "eme"}
 _CENTURY_SEPARATORS = {"-": "–", "–": "–", "—": "–", "à": "à", "au": "au", "et": "et", "ou": "ou"}
 
 
@@ -359,7 +358,7 @@ def _centuries(word: str = "siècle", bc: bool = False, default_plural: bool = F
         plural = default_plural or (len(values) > 1 and values[-1] == "s")
         out, romans = [], 0
         for v in values:
-            if _ROMAN.match(v.upper()) and v.upper():
+            if _ROMAN.match(v.upper()):  # (values are not empty)
                 if romans and (not out or out[-1] not in _CENTURY_SEPARATORS.values()):
                     out.append("et")
                 out.append(_ordinal_roman(v.upper()))
@@ -426,11 +425,14 @@ def _fr_lien(args):
     return f"[[{target}|{text}]]" if target and text else text
 
 
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)$")  # "Paul VI (pape)" -> "Paul VI"
+
+
 def _fr_noble(link: bool):
     """{{noble|Paul VI (pape)}} -> "Paul VI", linked to the page; a 2nd argument is the text."""
     def render(args):
         target = _pos(args, 1)
-        text = _pos(args, 2) or re.sub(r"\s*\([^()]*\)$", "", target)
+        text = _pos(args, 2) or _DISAMBIGUATION.sub("", target)
         return f"[[{target}|{text}]]" if link and target else text
     return render
 
@@ -439,7 +441,7 @@ def _fr_souverain(link: bool):
     """{{souverain|Louis|XII}} or {{souverain|Louis XII}} -> "Louis XII", linked to it."""
     def render(args):
         text = " ".join(v for v in _positional(args)[:2] if v)
-        target = re.sub(r"\s*\([^()]*\)$", "", text)
+        target = _DISAMBIGUATION.sub("", text)
         return f"[[{text}|{target}]]" if link and text else target
     return render
 
@@ -528,8 +530,7 @@ _CHEMICAL = re.compile(r"^(?:[A-Z][a-z]?\d*){1,8}$")  # {{CO2}}, {{H2O}}: as wri
 
 
 def _fr_ordinal_name(m, name):
-    text = m.group(1) + m.group(2)
-    return lambda args: f"{text} {_pos(args, 1)}".strip()
+    return _after(m.group(1) + m.group(2))
 
 
 def _fr_roman_ordinal(m, name):

@@ -298,11 +298,14 @@ def _task_seed(seed: int, task: str) -> int:
 
 # ---- NumPy / Parquet ---------------------------------------------------------------------------
 
-def pad_ids(values: np.ndarray, lengths: np.ndarray, max_len: int) -> np.ndarray:
+def pad_ids(values: np.ndarray, lengths: np.ndarray, max_len: int, starts=None) -> np.ndarray:
     """Ragged ids (flat `values`, row `lengths`) -> int32 [N, max_len]: padded with [PAD]; a row
-    longer than max_len is cut and its last kept id set to [SEP]."""
+    longer than max_len is cut and its last kept id set to [SEP]. starts: where each row begins
+    in `values` (None: the rows are back to back)."""
     lengths = np.asarray(lengths, dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    if starts is None:
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    starts = np.asarray(starts, dtype=np.int64)
     positions = np.arange(max_len, dtype=np.int64)
     valid = positions[None, :] < lengths[:, None]
     out = np.full((len(lengths), max_len), PAD_ID, dtype=np.int32)
@@ -382,8 +385,7 @@ def hard_negatives(batch, count: int, max_doc_len: int, keys: bool = False
     ids = np.full((rows, count, max_doc_len), PAD_ID, dtype=np.int32)
     mask = np.zeros((rows, count), dtype=bool)
     if kept.any():
-        fitted = pad_ids(_take_ragged(values, starts[kept], lengths[kept]), lengths[kept],
-                         max_doc_len)
+        fitted = pad_ids(values, lengths[kept], max_doc_len, starts=starts[kept])
         ids[row_of[kept], rank[kept]] = fitted
         mask[row_of[kept], rank[kept]] = True
     if not keys:
@@ -394,15 +396,6 @@ def hard_negatives(batch, count: int, max_doc_len: int, keys: bool = False
         hashes = _hash64(strings[kept]).view(np.int32).reshape(-1, 2)
         out[row_of[kept], rank[kept], k] = hashes
     return ids, mask, out
-
-
-def _take_ragged(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The flat values of the pieces values[starts[i]:starts[i] + lengths[i]], in order."""
-    if len(lengths) == 0:
-        return np.zeros(0, values.dtype)
-    index = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + \
-        np.arange(int(lengths.sum()))
-    return np.asarray(values)[index]
 
 
 class _ParquetTaskStream:

@@ -134,7 +134,7 @@ def _input_shards(config: TrainConfig) -> tuple[str, list[str]]:
         raise TrainError("TFRecord input needs the TensorFlow backend; use --data-format parquet")
     shards = data_lib.find_shards(config.data, config.tasks, data_format)
     data_lib.check_token_ids(config.data, shards)
-    if _hard_negatives(config):
+    if config.hard_negatives:  # two-tower only (TrainConfig refuses it with mlm)
         data_lib.check_hard_negatives(shards, keys=config.clean_negatives)
     tasks = list(shards)
     if config.task_weights is not None:
@@ -171,7 +171,7 @@ def _fit(config: TrainConfig, model_config: ModelConfig, model, data_format: str
         eval_percent=config.eval_percent, seed=config.seed,
         shuffle_buffer=config.shuffle_buffer, skip_batches=initial_step,
         negative_keys=config.clean_negatives and config.objective == "two-tower",
-        hard_negatives=_hard_negatives(config), distinct_pages=config.distinct_pages)
+        hard_negatives=config.hard_negatives, distinct_pages=config.distinct_pages)
     batches = source if hasattr(source, "element_spec") \
         else ((b,) for b in source)  # Keras wants (inputs,) tuples
     try:
@@ -180,11 +180,6 @@ def _fit(config: TrainConfig, model_config: ModelConfig, model, data_format: str
     finally:
         if hasattr(source, "close"):  # stops the Parquet prefetch thread now
             source.close()
-
-
-def _hard_negatives(config: TrainConfig) -> int:
-    """Hard negatives per row of the training batches (two-tower only)."""
-    return config.hard_negatives if config.objective == "two-tower" else 0
 
 
 def _build_model(config: TrainConfig, model_config: ModelConfig):

@@ -9,8 +9,10 @@ from __future__ import annotations
 import pickle
 import random
 import re
+from collections import Counter
 
 import pytest
+import regex
 
 from conftest import NLTK_DATA, WIKI
 from wikipairs.errors import WikipairsError
@@ -68,6 +70,42 @@ PARAGRAPHS = [
 @pytest.mark.parametrize("lang, text, expected", PARAGRAPHS, ids=[p[0] for p in PARAGRAPHS])
 def test_paragraphs_split_into_their_sentences(lang, text, expected):
     splitter = SentenceSplitter.for_language(lang)
+    assert check_spans(splitter, text) == expected
+
+
+# sentencex's false ends, seen on real pages, joined; true ends next to them kept.
+# (language, paragraph, expected sentences)
+FALSE_ENDS = [
+    ("fr", "César est mort en 44 av. J.-C. à Rome. Il était consul.",
+     ["César est mort en 44 av. J.-C. à Rome.", "Il était consul."]),
+    ("fr", "Il est mort en 44 av. J.-C. Il était consul.",
+     ["Il est mort en 44 av. J.-C.", "Il était consul."]),
+    ("fr", "M. Dupont est arrivé. Le XVIe s. fut riche. Il fait 16 °C. Le vent souffle.",
+     ["M. Dupont est arrivé.", "Le XVIe s. fut riche.", "Il fait 16 °C.", "Le vent souffle."]),
+    ("it", "Nel 44 a.C. morì Cesare. Fine.", ["Nel 44 a.C. morì Cesare.", "Fine."]),
+    ("de", "Der Ort liegt 300 m ü. NHN im Tal. Im 19. Jahrhundert wuchs er. Das war 1990. Gut.",
+     ["Der Ort liegt 300 m ü. NHN im Tal.", "Im 19. Jahrhundert wuchs er.", "Das war 1990.",
+      "Gut."]),
+    ("fr", "La tour fait 300 m. Elle est vieille.", ["La tour fait 300 m.", "Elle est vieille."]),
+    ("el", "Ο Ε. Βενιζέλος και ο Τζ. Μπους ήρθαν στις Η.Π.Α. Ήταν Κρητικός.",
+     ["Ο Ε. Βενιζέλος και ο Τζ. Μπους ήρθαν στις Η.Π.Α.", "Ήταν Κρητικός."]),
+    ("ru", "Это т. е. пример. Дж. Буш приехал. Да.",
+     ["Это т. е. пример.", "Дж. Буш приехал.", "Да."]),
+    ("bn", "আয়ু প্রায় ৭২.৬ বছর। দূরত্ব ৪০০ কি. মি. ছিল। তালিকা: ১. ঢাকা ২. খুলনা।",
+     ["আয়ু প্রায় ৭২.৬ বছর।", "দূরত্ব ৪০০ কি. মি. ছিল।", "তালিকা: ১. ঢাকা ২. খুলনা।"]),
+    ("hy", "Նա ծնվել է 1900 թ. Երևանում։ Նա գրող էր։",
+     ["Նա ծնվել է 1900 թ. Երևանում։", "Նա գրող էր։"]),
+    ("ka", "ეს არის წინადადება. ეს არის მეორე.",  # Georgian letters are lower case: no join
+     ["ეს არის წინადადება.", "ეს არის მეორე."]),
+    ("ja", "英語では「I read a book.」「I am happy.」と言う。K. F. ブルダッハが書いた。",
+     ["英語では「I read a book.」「I am happy.」と言う。", "K. F. ブルダッハが書いた。"]),
+]
+
+
+@pytest.mark.parametrize("lang, text, expected", FALSE_ENDS, ids=[p[0] for p in FALSE_ENDS])
+def test_sentencex_false_ends_are_joined(lang, text, expected):
+    splitter = SentenceSplitter.for_language(lang)
+    assert splitter.source == f"sentencex:{lang}"
     assert check_spans(splitter, text) == expected
 
 
@@ -218,6 +256,29 @@ def test_jawiki_is_split_at_full_stops(parsed_dumps):
                               for s in paragraph)
     assert ends > 5000, ends
     assert ends / (ends + inside) >= 0.95, f"{inside} 。 inside sentences, {ends} ending one"
+
+
+def _cut_between(paragraph: list[str], before: str, after: str) -> int:
+    return sum(1 for a, b in zip(paragraph, paragraph[1:])
+               if regex.search(before, a) and regex.match(after, b))
+
+
+def test_real_dumps_keep_initials_abbreviations_and_decimals_whole(parsed_dumps):
+    """On elwiki, frwiki and bnwiki (sentencex), few sentences end with an initial before a
+    name ("Ο Ε." | "Βενιζέλος"), none starts inside "J.-C.", and no Bengali decimal number is
+    cut ("৬." | "৮%"). Before the joins: 1,000+ initials on elwiki, 5 "-C." on frwiki and 300+
+    decimals on bnwiki."""
+    cuts = Counter()
+    for name, before, after in [
+            ("elwiki-sample.xml.bz2", r"(?:^|\s)\p{Lu}\.$", r"\p{Lu}\p{Ll}+(?:\s|,)(?<!Ο |Η )"),
+            ("frwiki-wikiplaintext-sample.xml.bz2", r"J\.$", r"-C\."),
+            ("frwiki-wikiplaintext-sample.xml.bz2", r"(?:^|\s)M\.$", r"\p{Lu}"),
+            ("bnwiki-sample.xml.bz2", r"[০-৯]\.$", r"[০-৯]")]:
+        for article in parsed_dumps(name).articles:
+            for section in article.sections:
+                for paragraph in section.paragraphs:
+                    cuts[name] += _cut_between(paragraph, before, after)
+    assert sum(cuts.values()) <= 10, cuts
 
 
 def test_long_texts_go_to_the_backend_in_chunks_with_the_same_spans(parsed_dumps, monkeypatch):

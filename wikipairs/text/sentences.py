@@ -336,7 +336,66 @@ def _sentencex_spans(lang: str, text: str) -> list[tuple[int, int]]:
             spans.append((start, end))
     if spans and text[spans[-1][1]:].strip():  # a last quote mark, spaced: 'যায়। "'
         spans[-1] = (spans[-1][0], len(text.rstrip()))
-    return spans
+    return _joined_false_ends(text, spans, lang)
+
+
+def _joined_false_ends(text: str, spans: list[tuple[int, int]],
+                       lang: str) -> list[tuple[int, int]]:
+    """`spans` with the ends sentencex puts where no sentence ends joined to what follows.
+
+    sentencex knows a list of abbreviations per language and nothing else, so on real pages it
+    cut "44 av. J.-C. à Rome" in three, "M. Dupont" and "Ε. Βενιζέλος" after the initial, "300 m
+    ü. NHN" and "des 19. Jahrhunderts" in two. An end is false where (one rule each):
+    * a period, `!`, `?` or `…` with no whitespace after it, followed by a digit, a hyphen or a
+      letter of a cased script that does not begin a capitalized word ("J.-C.", "a.C.", "২৯.২",
+      "Η.Π.Α."; not "Έντγκαρ.Το", a missing space, nor "president.」「I", Japanese needs none);
+    * the next piece starts with a lower-case letter of a cased script (Latin, Greek, Cyrillic,
+      Armenian): "s. fut", "т. е. пример";
+    * the piece ends with a word of one letter and its period, an initial ("Ε.", "M.", "ü.",
+      "S. 12"), not one joined to a hyphen ("J.-C." at a sentence's end stays an end);
+    * in languages that write ordinals with a period (`ORDINAL_PERIOD_LANGUAGES`), the piece
+      ends with a number of one to three digits and its period ("19. Jahrhunderts");
+    * in a text that ends its sentences with a script's own full stop (। ։ ။ ...), a period
+      followed by a letter of a script without case or a digit marks an abbreviation or a list
+      number ("৪০০ কি. মি.", "১. আপতিত").
+    * a closing quote or bracket is followed by a Japanese particle that continues the sentence
+      (「I am happy.」と言う), as the universal rule keeps 「…。」と言う whole.
+    The initial may be two letters, a capital and a small one: Greek and Russian write J., D.
+    as "Τζ.", "Ντ.", "Дж."."""
+    if len(spans) < 2:
+        return spans
+    ordinals = lang in ORDINAL_PERIOD_LANGUAGES
+    native_stops = _NATIVE_FULL_STOP.search(text) is not None
+    joined = [spans[0]]
+    for start, end in spans[1:]:
+        before, piece_end = joined[-1]
+        if (piece_end == start and _GLUED_END.match(text, piece_end - 1)
+                or _LOWER_CASED.match(text, start)
+                or _INITIAL.search(text, before, piece_end)
+                or ordinals and _ORDINAL.search(text, before, piece_end)
+                or native_stops and text[piece_end - 1] == "." and _CASELESS.match(text, start)
+                or text[piece_end - 1] in _JA_CLOSERS and _QUOTE_CONTINUES.match(text, start)):
+            joined[-1] = (before, end)
+        else:
+            joined.append((start, end))
+    return joined
+
+
+# Languages whose ordinal numbers are written with a period ("19. Jahrhundert", "3. května").
+ORDINAL_PERIOD_LANGUAGES = frozenset(
+    "de als bar nds lb de-ch da no nb nn is fo fi et cs sk sl hr sr sh bs hu tr lv lt".split())
+_CASED = r"\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}"
+_GLUED_END = regex.compile(
+    rf"(?V1)[.!?\u2026](?:[\d\-\u2010\u2011]|(?![[{_CASED}]&&\p{{Lu}}][[{_CASED}]&&\p{{Ll}}])[{_CASED}])")
+_LOWER_CASED = regex.compile(rf"(?V1)[^\w]*[[{_CASED}]&&\p{{Ll}}]")
+_INITIAL = regex.compile(  # not °C., 300 m.
+    r"(?<![\w.\-\u2010\u2011\u00b0]|\d\s)(?:[^\W\d_]|\p{Lu}\p{Ll})\.$")
+# Full stops of scripts that do not end sentences with "." (Devanagari and Bengali danda,
+# Armenian, Myanmar, Ethiopic, Urdu, CJK).
+_NATIVE_FULL_STOP = re.compile("[\u0964\u0965\u09f7\u0589\u104b\u1362\u06d4\u3002\uff61]")
+_CASELESS = regex.compile(r"[\p{Lo}\d]")
+_JA_CLOSERS = "」』）"
+_ORDINAL = re.compile(r"(?<![\d.,])\d{1,3}\.$")
 
 
 def _with_quotes(text: str, low: int, high: int, start: int, end: int) -> tuple[int, int]:

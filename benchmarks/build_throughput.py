@@ -13,7 +13,9 @@ In one run it measures:
 Both builds run for each `--layout`: the scaled dump as Wikimedia's multistream file with its
 index (what dumps.wikimedia.org publishes for large wikis: splits by stream offsets, no serial
 stage), and as one bz2 stream (decompressed once by a first stage, then cut into parts).
-It prints the ratio of (2) to (1) x cores; the targets are >= 0.6 and a peak RSS ratio < 1.2.
+It prints the ratio of (2) to (1) x cores; the targets are >= 0.75 (issue 15; 0.6 before) and a
+peak RSS ratio < 1.2. It also runs one parse per core at once (1b): how far the host's cores
+scale independent work, and the build's ratio against that.
 Scaled copies come from ../shared/tools/scale_dump.py, cached in /tmp/wikipairs-bench/.
 """
 from __future__ import annotations
@@ -60,6 +62,21 @@ def parse_rate(path: Path) -> dict:
     return {"pages": counts["pages_read"], "articles": articles, "wall_s": round(wall, 2),
             "cpu_s": round(time.process_time() - cpu, 2),
             "pages_per_s": round(counts["pages_read"] / wall, 1)}
+
+
+def concurrent_parse_rate(path: Path, processes: int) -> dict:
+    """`processes` single-process parses of `path` started together (one per core): their pages
+    over the slowest one's wall time, what the cores give to independent parses at once. Against
+    the single-process rate x cores it says how the host scales two busy processes (shared
+    caches, memory bandwidth, a hypervisor's vCPUs)."""
+    cmd = [sys.executable, __file__, "--parse-only", str(path)]
+    start = time.monotonic()
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(processes)]
+    runs = [json.loads(proc.communicate()[0]) for proc in procs]
+    wall = time.monotonic() - start
+    pages = sum(r["pages"] for r in runs)
+    return {"processes": processes, "pages": pages, "wall_s": round(wall, 2),
+            "pages_per_s": round(pages / max(r["wall_s"] for r in runs), 1), "runs": runs}
 
 
 def multistream(path: Path, pages_per_stream: int = 100) -> Path:
@@ -140,14 +157,23 @@ def main() -> None:
                          "by a first stage, then cut); default both")
     ap.add_argument("--no-double", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)  # a concurrent parse
     args = ap.parse_args()
     os.environ.setdefault("NLTK_DATA", str(SHARED / "data" / "nltk_data"))
+    if args.parse_only:
+        print(json.dumps(parse_rate(args.parse_only)))
+        return
     cores = args.workers or os.cpu_count() or 1
     small = scaled(args.input, args.parse_copies or max(1, args.copies // 10))
     print(f"single-process parse on {small.name} ...", flush=True)
     parse = parse_rate(small)
     print(f"  {parse}", flush=True)
-    results = {"cores": cores, "parse": parse, "layouts": {}}
+    print(f"{cores} such parses at once ...", flush=True)
+    together = concurrent_parse_rate(small, cores)
+    scaling = together["pages_per_s"] / (parse["pages_per_s"] * cores)
+    print(f"  {together['pages_per_s']} pages/s: {scaling:.2f} of {cores} x one", flush=True)
+    results = {"cores": cores, "parse": parse, "concurrent_parse": together,
+               "parse_scaling": round(scaling, 2), "layouts": {}}
     layouts = ("multistream", "single") if args.layout == "both" else (args.layout,)
     sizes = [args.copies] + ([] if args.no_double else [args.copies * 2])
     with tempfile.TemporaryDirectory(prefix="wikipairs-build-bench-") as tmp:
@@ -173,8 +199,10 @@ def main() -> None:
         first = runs[sizes[0]]
         ratio = first["pages_per_s"] / (parse["pages_per_s"] * cores)
         runs["ratio_to_parse_x_cores"] = round(ratio, 2)
+        against_together = first["pages_per_s"] / together["pages_per_s"]
+        runs["ratio_to_concurrent_parse"] = round(against_together, 2)
         line = f"{layout:<12} build pages/s / (parse pages/s x {cores} cores) = {ratio:.2f} " \
-               f"(target >= 0.6)"
+               f"(target >= 0.75); / {cores} parses at once = {against_together:.2f}"
         if len(sizes) > 1:
             rss = runs[sizes[1]]["peak_rss_mb"] / max(1, first["peak_rss_mb"])
             runs["peak_rss_ratio_2x"] = round(rss, 2)

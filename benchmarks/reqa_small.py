@@ -27,10 +27,19 @@ Steps (each a `wikipairs` command, so this is also an end-to-end run of the tool
    eval.json) and the table: method x (zero-shot, each split) with R@1, R@10, R@100 (protocol
    "paper"); `--json` writes everything.
 Every step whose output is already in --work is skipped (a stopped run goes on where it was).
+
+Settings sweep (choose on the validation questions, `--eval-split valid`): `--pretrain-steps`,
+`--finetune-steps` and `--finetune-lr` take comma-separated values, and each pre-trained model is
+fine-tuned with every (steps, lr) pair; a fine-tuning value may be given per split as P:V
+(`--finetune-steps 5:100,80:400`). A swept setting (more than one value for a split) goes into
+the directory names (pre-ict-p1000, ft-ict-p1000-5-s100-lr1e-3); with single values the names
+are pre-<method> and ft-<method>-<P> as before. The run ends with the sweep grid and, per
+setting, the mean over the methods.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -88,8 +97,11 @@ def main() -> None:
     ap.add_argument("--dumps", default="all",
                     help="all: every ../shared/data/wiki/enwiki-*.xml.bz2; legacy: the three of "
                          "the first version; or comma-separated file names there")
-    ap.add_argument("--pretrain-steps", type=int, default=1500)
-    ap.add_argument("--finetune-steps", type=int, default=400)
+    ap.add_argument("--pretrain-steps", default="1500",
+                    help="pre-training steps, comma-separated to sweep")
+    ap.add_argument("--finetune-steps", default="400",
+                    help="fine-tuning steps, comma-separated to sweep; P:V for the P%% split only "
+                         "(5:100,80:400)")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--chunk-size", type=int, default=None,
                     help="GradCache chunk for pre-training (a batch larger than memory allows)")
@@ -99,7 +111,8 @@ def main() -> None:
                     help="ModelConfig overrides (shorter documents keep the CPU run short; "
                          "without dropout tiny towers from scratch start learning ~3x sooner)")
     ap.add_argument("--pretrain-lr", default="1e-3")
-    ap.add_argument("--finetune-lr", default="5e-4")
+    ap.add_argument("--finetune-lr", default="5e-4",
+                    help="fine-tuning learning rate, like --finetune-steps")
     ap.add_argument("--vocab-size", type=int, default=8000)
     ap.add_argument("--temperature", default=None,
                     help="softmax temperature for pre-training and fine-tuning (with normalize=1)")
@@ -131,6 +144,12 @@ def main() -> None:
     if unknown := set(methods) - set(METHODS):
         ap.error(f"unknown methods: {', '.join(sorted(unknown))}")
     percents = [float(p) for p in args.train_percents.split(",")]
+    try:
+        pretrain_steps = [int(v) for v in args.pretrain_steps.split(",")]
+        ft_steps = per_split(args.finetune_steps, percents, int)
+        ft_lrs = per_split(args.finetune_lr, percents, str)
+    except ValueError as e:
+        ap.error(str(e))
     if args.dumps == "all":
         dumps = sorted(p.name for p in (SHARED / "wiki").glob("enwiki-*.xml.bz2"))
     elif args.dumps == "legacy":
@@ -195,57 +214,92 @@ def main() -> None:
         method, s = METHODS[name], slug(name)
         print(name, flush=True)
         started = time.monotonic()
-        pre = None
-        if method is not None:
-            objective, tasks, hn = method
-            pre = work / f"pre-{s}"
-            if not (pre / "eval.json").exists():
-                wikipairs("train", "pretrain", "-d", builds[hn], "-o", pre, "--model", args.model,
-                          *model_opts, "--objective", objective, "--tasks", tasks, "--steps",
-                          args.pretrain_steps, "--lr", args.pretrain_lr, *common,
-                          *(["--hard-negatives", hn] if hn else []),
-                          *(["--chunk-size", args.chunk_size] if args.chunk_size else []), log=log)
-            curves[name] = learning_curve(pre)
-            heldout[name] = json.loads((pre / "eval.json").read_text())
-            if args.zero_shot:
-                export(pre, work / f"export-pre-{s}")
-                results["zero-shot"][name] = {
-                    pct(p): {args.eval_split: evaluate(
-                        work / f"export-pre-{s}", p, args.eval_split,
-                        work / f"eval-pre-{s}-{pct(p)}-{args.eval_split}.json")}
-                    for p in percents}
-        for p in percents:
-            tuned = work / f"ft-{s}-{pct(p)}"
-            data = work / f"ft{pct(p)}"
-            if not (tuned / "eval.json").exists():
-                if pre is None:  # no pre-training: the same fine-tuning from random weights
-                    wikipairs("train", "pretrain", "-d", data, "-o", tuned, "--model", args.model,
-                              *model_opts, "--tasks", "reqa", "--steps", args.finetune_steps, "--lr",
-                              args.finetune_lr, *common, log=log)
-                else:
-                    wikipairs("train", "finetune", "-d", data, "-o", tuned, "--init", pre,
-                              "--tasks", "reqa", "--steps", args.finetune_steps, "--lr",
-                              args.finetune_lr, *common, log=log)
-            export(tuned, work / f"export-{s}-{pct(p)}")
-            row = {args.eval_split: evaluate(work / f"export-{s}-{pct(p)}", p, args.eval_split,
-                                             work / f"eval-{s}-{pct(p)}-{args.eval_split}.json")}
-            if args.train_recall:
-                row["train"] = evaluate(work / f"export-{s}-{pct(p)}", p, "train",
-                                        work / f"eval-{s}-{pct(p)}-train.json")
-            results[pct(p)][name] = row
+        # No-SSL has no pre-training: one pass, its fine-tuning starts from random weights
+        for steps in pretrain_steps if method is not None else [None]:
+            ptag = f"-p{steps}" if steps is not None and len(pretrain_steps) > 1 else ""
+            label = name + (f" [p{steps}]" if ptag else "")
+            pre = None
+            if method is not None:
+                objective, tasks, hn = method
+                pre = work / f"pre-{s}{ptag}"
+                if not (pre / "eval.json").exists():
+                    wikipairs("train", "pretrain", "-d", builds[hn], "-o", pre, "--model",
+                              args.model, *model_opts, "--objective", objective, "--tasks", tasks,
+                              "--steps", steps, "--lr", args.pretrain_lr, *common,
+                              *(["--hard-negatives", hn] if hn else []),
+                              *(["--chunk-size", args.chunk_size] if args.chunk_size else []),
+                              log=log)
+                curves[label] = learning_curve(pre)
+                heldout[label] = json.loads((pre / "eval.json").read_text())
+                if args.zero_shot:
+                    export(pre, work / f"export-pre-{s}{ptag}")
+                    results["zero-shot"][label] = {
+                        pct(p): {args.eval_split: evaluate(
+                            work / f"export-pre-{s}{ptag}", p, args.eval_split,
+                            work / f"eval-pre-{s}{ptag}-{pct(p)}-{args.eval_split}.json")}
+                        for p in percents}
+            for p in percents:
+                data = work / f"ft{pct(p)}"
+                for ft_step, lr in itertools.product(ft_steps[p], ft_lrs[p]):
+                    ftag = ((f"-s{ft_step}" if len(ft_steps[p]) > 1 else "")
+                            + (f"-lr{lr}" if len(ft_lrs[p]) > 1 else ""))
+                    run = f"{s}{ptag}-{pct(p)}{ftag}"
+                    tuned = work / f"ft-{run}"
+                    if not (tuned / "eval.json").exists():
+                        if pre is None:
+                            wikipairs("train", "pretrain", "-d", data, "-o", tuned, "--model",
+                                      args.model, *model_opts, "--tasks", "reqa", "--steps",
+                                      ft_step, "--lr", lr, *common, log=log)
+                        else:
+                            wikipairs("train", "finetune", "-d", data, "-o", tuned, "--init", pre,
+                                      "--tasks", "reqa", "--steps", ft_step, "--lr", lr, *common,
+                                      log=log)
+                    export(tuned, work / f"export-{run}")
+                    row = {"settings": {"pretrain_steps": steps, "finetune_steps": ft_step,
+                                        "finetune_lr": lr},
+                           args.eval_split: evaluate(work / f"export-{run}", p, args.eval_split,
+                                                     work / f"eval-{run}-{args.eval_split}.json")}
+                    if args.train_recall:
+                        row["train"] = evaluate(work / f"export-{run}", p, "train",
+                                                work / f"eval-{run}-train.json")
+                    tags = " ".join(t for t in (ptag + ftag).split("-") if t)
+                    results[pct(p)][name + (f" [{tags}]" if tags else "")] = row
         times[name] = time.monotonic() - started
         print(f"  {name}: {times[name] / 60:.1f} min", flush=True)
     for p in percents:
         results[pct(p)]["BM25"] = {args.eval_split: evaluate(
             "bm25", p, args.eval_split, work / f"eval-bm25-{pct(p)}-{args.eval_split}.json")}
     print_curves(curves, heldout)
+    print("\nfine-tuning settings: " + "; ".join(
+        f"{pct(p)}%: steps {','.join(map(str, ft_steps[p]))}, lr {','.join(ft_lrs[p])}"
+        for p in percents) + f"; pre-training steps {args.pretrain_steps}")
     print_table(results, percents, args.eval_split)
+    print_sweep(results, percents, args.eval_split)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
                                          "corpus": {**corpus_key, **corpus_stats},
                                          "seconds": times, "learning_curves": curves,
                                          "heldout": heldout, "results": results}, indent=2) + "\n")
+
+
+def per_split(spec: str, percents: list, cast) -> dict:
+    """`--finetune-steps`/`--finetune-lr` values per split: "V1,V2" for every split, "P:V" for the
+    P% split alone (a split with P:V items takes only those)."""
+    general: list = []
+    specific: dict = {}
+    for item in spec.split(","):
+        if ":" in item:
+            p, v = item.split(":", 1)
+            if float(p) not in percents:
+                raise ValueError(f"{item}: {p}% is not in --train-percents")
+            specific.setdefault(float(p), []).append(cast(v))
+        else:
+            general.append(cast(item))
+    out = {p: specific.get(p, general) for p in percents}
+    if missing := [pct(p) for p, v in out.items() if not v]:
+        raise ValueError(f"{spec}: no value for the {', '.join(missing)}% split")
+    return out
 
 
 def build_stats(pairs: Path) -> dict:
@@ -313,6 +367,36 @@ def print_table(results: dict, percents: list, split: str = "test") -> None:
             if "train" in entry:
                 print(f"  {pct(p):>3}% {name:<16} train {cell(entry['train']):>20}   "
                       f"{split} {cell(entry.get(split)):>20}")
+
+
+def print_sweep(results: dict, percents: list, split: str) -> None:
+    """With more than one setting per method: R@100 per setting and method, and the mean over the
+    methods of each setting (No-SSL has no pre-training steps: it joins every p<steps> mean)."""
+    for p in percents:
+        rows = [(name, e["settings"], _protocol(e[split], "paper").get("R@100"))
+                for name, e in results.get(pct(p), {}).items() if "settings" in e and split in e]
+        methods = list(dict.fromkeys(n.split(" [")[0] for n, _, _ in rows))
+        if len(rows) <= len(methods):
+            continue
+        grid: dict = {}
+        for name, st, r100 in rows:
+            key = (st["finetune_steps"], st["finetune_lr"])
+            grid.setdefault(key, {}).setdefault(name.split(" [")[0], {})[st["pretrain_steps"]] = r100
+        pre_values = sorted({st["pretrain_steps"] for _, st, _ in rows if st["pretrain_steps"]})
+        print(f"\nsweep, {pct(p)}% split: R@100 on the {split} questions per (fine-tuning steps, lr)")
+        cols = [(m, ps) for m in methods for ps in (pre_values if m != "No-SSL" else [None])]
+        head = "".join(f"{m + (f' p{ps}' if ps and len(pre_values) > 1 else ''):>22}"
+                       for m, ps in cols)
+        means = "".join(f"{'mean p' + str(ps):>12}" for ps in pre_values) or f"{'mean':>12}"
+        print(f"{'steps':>6} {'lr':>7}{head}{means}")
+        for (steps, lr), by_method in grid.items():
+            vals = [by_method.get(m, {}).get(ps) for m, ps in cols]
+            line = "".join(f"{v:>22.1f}" if v is not None else f"{'-':>22}" for v in vals)
+            for ps in pre_values or [None]:
+                xs = [by_method.get(m, {}).get(None if m == "No-SSL" else ps) for m in methods]
+                xs = [x for x in xs if x is not None]
+                line += f"{sum(xs) / len(xs):>12.1f}" if xs else f"{'-':>12}"
+            print(f"{steps:>6} {lr:>7}{line}")
 
 
 def cell(result: dict | None) -> str:

@@ -113,3 +113,19 @@ def test_leak_metric_passes_prose():
                        ("AT&T bought it for $5 & more.", "en"), ("Cats & dogs; x & y.", "en"),
                        ("Tôi đi học, nhỏ và trái.", "vi"), ("東京は日本の首都である。", "ja")]:
         assert not is_leak(text, lang), (text, lang)
+
+
+def test_debris_sentences_are_left_out_and_counted(tmp_path):
+    """A sentence with no letter or digit (a period left by a dropped template, "|", "+ +") is
+    not a sentence; a pipe typed before a hatnote in running text ("| Main article: [[X]]", as
+    on bnwiki) is cut off, and the link after it keeps its offsets."""
+    text = ("The town is old.<ref>Old.</ref> | Main article: [[History of the town]]\n\n"
+            "It has a river. {{unknown template}}. The river is long. |")
+    articles, counts = _parse(tmp_path, [("Town", text)])
+    article = articles["Town"]
+    assert _sentences(article) == ["The town is old.", "Main article: History of the town",
+                                   "It has a river.", "The river is long."], _sentences(article)
+    link, = article.links
+    sentence = article.sections[0].paragraphs[link.paragraph][link.sentence]
+    assert sentence[link.start:link.end] == link.anchor == "History of the town"
+    assert counts["wordless_sentences"] == 2 and counts["leading_pipes"] == 1, counts

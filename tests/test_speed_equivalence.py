@@ -54,9 +54,9 @@ def recorded(monkeypatch_module):
             seen["texts"].append(text)
             return spans(self, text)
 
-        def record_pieces(self, pieces, seen=seen):
+        def record_pieces(self, pieces, counts=None, seen=seen):
             seen["pieces"].append([_Piece(p.text, p.target, p.raw_target) for p in pieces])
-            return sentences_of(self, pieces)
+            return sentences_of(self, pieces, counts)
 
         def record_template(self, source, work, depth, *context, seen=seen):
             seen["templates"].append(source)
@@ -343,6 +343,7 @@ def _reference_sentences(cleaner: Cleaner, pieces):
         bounds = list(cleaner.splitter.tokenizer.span_tokenize(joined))
     else:
         bounds = [(0, len(joined))] if joined.strip() else []
+    bounds = wikitext.prose_spans(joined, bounds)  # a later rule, the same on both paths
     sentences = [joined[a:b] for a, b in bounds]
     links = []
     for start, end, piece in spans:

@@ -226,6 +226,9 @@ def parse_dump(config: ParseConfig) -> dict:
                     if k.startswith("skipped_")},
         "truncated_files": counts["truncated_files"],
         "sentences": counts["sentences"], "links": counts["links"],
+        # markup debris left out of sentences (text/wikitext.py prose_spans)
+        "debris": {"wordless_sentences": counts["wordless_sentences"],
+                   "leading_pipes": counts["leading_pipes"]},
         "redirect_cycles_or_too_deep": sum(1 for _, _, r in redirects.rows() if r is None),
         "lang": info["lang"], "sentence_splitter": info["sentence_splitter"],
         # the wikitext path's templates dropped in running text (text/template_drops.py)

@@ -43,7 +43,7 @@ from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
 from .wikitext import (_OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER, BOILERPLATE_SECTIONS,
-                       ParseOptions, _Piece)
+                       ParseOptions, _Piece, prose_spans)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # Elements whose boundaries end a paragraph (their inline content is a paragraph of its own).
@@ -503,15 +503,15 @@ class ParsoidCleaner:
         text = "".join(texts) if len(texts) > 1 else texts[0]
         if not text or text.isspace():
             return
-        sentences, links = self._sentences(text, work.links, len(work.article.sections),
-                                           len(section.paragraphs))
+        sentences, links = self._sentences(text, work.links, work.counts,
+                                           len(work.article.sections), len(section.paragraphs))
         if not sentences or sum(map(len, sentences)) < self.options.min_paragraph_chars:
             return
         work.article.links.extend(links)
         section.paragraphs.append(sentences)
 
-    def _sentences(self, text: str, pieces: list[_Piece], section: int = 0, paragraph: int = 0
-                   ) -> tuple[list[str], list[Link]]:
+    def _sentences(self, text: str, pieces: list[_Piece], counts: Counter | None = None,
+                   section: int = 0, paragraph: int = 0) -> tuple[list[str], list[Link]]:
         """A paragraph's marked text -> its sentences and the links in them (placed in
         `section` and `paragraph`). The wikitext
         path's rules (`Cleaner._sentences`): leftover tags removed, whitespace collapsed with no
@@ -555,7 +555,7 @@ class ParsoidCleaner:
             text = text.strip()
         if not text:
             return [], []
-        bounds = self.splitter.spans(text)
+        bounds = prose_spans(text, self.splitter.spans(text), counts)
         sentences = [text[a:b] for a, b in bounds]
         links, i = [], 0
         for start, end, piece in spans:  # spans and sentences both go left to right

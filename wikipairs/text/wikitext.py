@@ -516,7 +516,7 @@ class Cleaner:
         for heading, level, body in self.sections(text):
             section = Section(heading=heading, level=level)
             for paragraph in self.paragraphs(body):
-                sentences, links = self._sentences(self.render(paragraph, counts))
+                sentences, links = self._sentences(self.render(paragraph, counts), counts)
                 if not sentences:
                     continue
                 s, p = len(article.sections), len(section.paragraphs)
@@ -533,7 +533,8 @@ class Cleaner:
         article.links.extend(hidden_links)
         return article
 
-    def _sentences(self, pieces: list[_Piece]) -> tuple[list[str], list[Link]]:
+    def _sentences(self, pieces: list[_Piece], counts: Counter | None = None
+                   ) -> tuple[list[str], list[Link]]:
         """Join pieces collapsing whitespace, split sentences, and place the links in them.
 
         Link pieces are wrapped in two private-use marks so that whitespace is collapsed in one
@@ -544,7 +545,7 @@ class Cleaner:
             joined, spans = self._join_marked(pieces)
         if not joined:
             return [], []
-        bounds = self.splitter.spans(joined)
+        bounds = prose_spans(joined, self.splitter.spans(joined), counts)
         sentences = [joined[a:b] for a, b in bounds]
         links = []
         if spans:
@@ -787,3 +788,29 @@ def _unescape(text: str) -> str:
 def parse_article(page: Page, cleaner: Cleaner, counts: Counter | None = None) -> Article:
     """The Article of one page (see `Cleaner` for what is kept and removed)."""
     return cleaner.article(page, counts)
+
+
+def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None = None
+                ) -> list[tuple[int, int]]:
+    """A paragraph's sentence spans without the debris MediaWiki shows as text but no reader
+    takes for prose, counted per reason: a sentence with no letter or digit ("." left by a
+    dropped template, "...", "|", "+ +": `wordless_sentences`), and a pipe with a space at a
+    sentence's start ("| মূল নিবন্ধ: ...", a table or template pipe typed in running text:
+    `leading_pipes`), which is cut off. Links are placed in the spans returned, so their
+    offsets follow."""
+    counts = counts if counts is not None else Counter()
+    kept = []
+    for start, end in bounds:
+        if not _ANY_WORD.search(text, start, end):
+            counts["wordless_sentences"] += 1
+            continue
+        pipe = _LEADING_PIPE.match(text, start, end)
+        if pipe:
+            counts["leading_pipes"] += 1
+            start = pipe.end()
+        kept.append((start, end))
+    return kept
+
+
+_ANY_WORD = re.compile(r"[^\W_]")
+_LEADING_PIPE = re.compile(r"\|\s+")

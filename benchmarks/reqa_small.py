@@ -42,6 +42,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -262,7 +263,8 @@ def main() -> None:
                     if args.train_recall:
                         row["train"] = evaluate(work / f"export-{run}", p, "train",
                                                 work / f"eval-{run}-train.json")
-                    tags = " ".join(t for t in (ptag + ftag).split("-") if t)
+                    # "p1000 s100 lr5e-4": the dash-led tags, split before each "-<letter>"
+                    tags = " ".join(t for t in re.split(r"-(?=[a-z])", ptag + ftag) if t)
                     results[pct(p)][name + (f" [{tags}]" if tags else "")] = row
         times[name] = time.monotonic() - started
         print(f"  {name}: {times[name] / 60:.1f} min", flush=True)

@@ -114,6 +114,9 @@ def main() -> None:
     ap.add_argument("--pretrain-lr", default="1e-3")
     ap.add_argument("--finetune-lr", default="5e-4",
                     help="fine-tuning learning rate, like --finetune-steps")
+    ap.add_argument("--finetune-seeds", default="0",
+                    help="seeds of fine-tuning (initialization of No-SSL, data order), "
+                         "comma-separated: each setting fine-tuned once per seed")
     ap.add_argument("--vocab-size", type=int, default=8000)
     ap.add_argument("--temperature", default=None,
                     help="softmax temperature for pre-training and fine-tuning (with normalize=1)")
@@ -149,6 +152,7 @@ def main() -> None:
         pretrain_steps = [int(v) for v in args.pretrain_steps.split(",")]
         ft_steps = per_split(args.finetune_steps, percents, int)
         ft_lrs = per_split(args.finetune_lr, percents, str)
+        ft_seeds = [int(v) for v in args.finetune_seeds.split(",")]
     except ValueError as e:
         ap.error(str(e))
     if args.dumps == "all":
@@ -241,23 +245,25 @@ def main() -> None:
                         for p in percents}
             for p in percents:
                 data = work / f"ft{pct(p)}"
-                for ft_step, lr in itertools.product(ft_steps[p], ft_lrs[p]):
+                for ft_step, lr, seed in itertools.product(ft_steps[p], ft_lrs[p], ft_seeds):
                     ftag = ((f"-s{ft_step}" if len(ft_steps[p]) > 1 else "")
-                            + (f"-lr{lr}" if len(ft_lrs[p]) > 1 else ""))
+                            + (f"-lr{lr}" if len(ft_lrs[p]) > 1 else "")
+                            + (f"-seed{seed}" if seed else ""))  # seed 0: the names of before
+                    seeded = ["--seed", seed] if seed else []
                     run = f"{s}{ptag}-{pct(p)}{ftag}"
                     tuned = work / f"ft-{run}"
                     if not (tuned / "eval.json").exists():
                         if pre is None:
                             wikipairs("train", "pretrain", "-d", data, "-o", tuned, "--model",
                                       args.model, *model_opts, "--tasks", "reqa", "--steps",
-                                      ft_step, "--lr", lr, *common, log=log)
+                                      ft_step, "--lr", lr, *seeded, *common, log=log)
                         else:
                             wikipairs("train", "finetune", "-d", data, "-o", tuned, "--init", pre,
-                                      "--tasks", "reqa", "--steps", ft_step, "--lr", lr, *common,
-                                      log=log)
+                                      "--tasks", "reqa", "--steps", ft_step, "--lr", lr, *seeded,
+                                      *common, log=log)
                     export(tuned, work / f"export-{run}")
                     row = {"settings": {"pretrain_steps": steps, "finetune_steps": ft_step,
-                                        "finetune_lr": lr},
+                                        "finetune_lr": lr, "seed": seed},
                            args.eval_split: evaluate(work / f"export-{run}", p, args.eval_split,
                                                      work / f"eval-{run}-{args.eval_split}.json")}
                     if args.train_recall:
@@ -382,23 +388,24 @@ def print_sweep(results: dict, percents: list, split: str) -> None:
             continue
         grid: dict = {}
         for name, st, r100 in rows:
-            key = (st["finetune_steps"], st["finetune_lr"])
+            key = (st["finetune_steps"], st["finetune_lr"], st.get("seed", 0))
             grid.setdefault(key, {}).setdefault(name.split(" [")[0], {})[st["pretrain_steps"]] = r100
         pre_values = sorted({st["pretrain_steps"] for _, st, _ in rows if st["pretrain_steps"]})
-        print(f"\nsweep, {pct(p)}% split: R@100 on the {split} questions per (fine-tuning steps, lr)")
+        print(f"\nsweep, {pct(p)}% split: R@100 on the {split} questions per (fine-tuning steps, "
+              "lr, seed)")
         cols = [(m, ps) for m in methods for ps in (pre_values if m != "No-SSL" else [None])]
         head = "".join(f"{m + (f' p{ps}' if ps and len(pre_values) > 1 else ''):>22}"
                        for m, ps in cols)
         means = "".join(f"{'mean p' + str(ps):>12}" for ps in pre_values) or f"{'mean':>12}"
-        print(f"{'steps':>6} {'lr':>7}{head}{means}")
-        for (steps, lr), by_method in grid.items():
+        print(f"{'steps':>6} {'lr':>7} {'seed':>4}{head}{means}")
+        for (steps, lr, seed), by_method in grid.items():
             vals = [by_method.get(m, {}).get(ps) for m, ps in cols]
             line = "".join(f"{v:>22.1f}" if v is not None else f"{'-':>22}" for v in vals)
             for ps in pre_values or [None]:
                 xs = [by_method.get(m, {}).get(None if m == "No-SSL" else ps) for m in methods]
                 xs = [x for x in xs if x is not None]
                 line += f"{sum(xs) / len(xs):>12.1f}" if xs else f"{'-':>12}"
-            print(f"{steps:>6} {lr:>7}{line}")
+            print(f"{steps:>6} {lr:>7} {seed:>4}{line}")
 
 
 def cell(result: dict | None) -> str:

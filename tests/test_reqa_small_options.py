@@ -1,0 +1,35 @@
+"""benchmarks/reqa_small.py's sweep options: values per fine-tuning split, and the run labels."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "reqa_small.py"
+_SPEC = importlib.util.spec_from_file_location("reqa_small", _PATH)
+reqa_small = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(reqa_small)
+
+
+def test_values_apply_to_every_split_unless_a_split_names_its_own():
+    assert reqa_small.per_split("100,200", [5.0, 80.0], int) == {5.0: [100, 200], 80.0: [100, 200]}
+    assert reqa_small.per_split("5:100,5:200,80:400", [5.0, 80.0], int) == \
+        {5.0: [100, 200], 80.0: [400]}
+    assert reqa_small.per_split("5:1e-3,5e-4", [5.0, 80.0], str) == {5.0: ["1e-3"], 80.0: ["5e-4"]}
+
+
+@pytest.mark.parametrize("spec", ["5:100", "10:100,100"])
+def test_a_split_without_a_value_or_an_unknown_split_is_refused(spec):
+    with pytest.raises(ValueError):
+        reqa_small.per_split(spec, [5.0, 80.0], int)
+
+
+def test_sweep_grid_keeps_seeds_apart(capsys):
+    def entry(pre, steps, lr, r100, seed=0):
+        return {"settings": {"pretrain_steps": pre, "finetune_steps": steps, "finetune_lr": lr,
+                             "seed": seed}, "valid": {"paper": {"R@1": 0.01, "R@10": 0.1,
+                                                                "R@100": r100}}}
+    results = {"5": {"ICT [p1000 s100 lr5e-4]": entry(1000, 100, "5e-4", 0.30),
+                     "ICT [p1000 s100 lr5e-4 seed1]": entry(1000, 100, "5e-4", 0.34, 1)}}
+    reqa_small.print_sweep(results, [5.0], "valid")
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[3:]]
+    assert rows == [["100", "5e-4", "0", "30.0", "30.0"], ["100", "5e-4", "1", "34.0", "34.0"]]

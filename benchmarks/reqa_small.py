@@ -114,6 +114,9 @@ def main() -> None:
     ap.add_argument("--pretrain-lr", default="1e-3")
     ap.add_argument("--finetune-lr", default="5e-4",
                     help="fine-tuning learning rate, like --finetune-steps")
+    ap.add_argument("--pretrain-seed", type=int, default=0,
+                    help="seed of pre-training (initialization, data order); not 0: the runs' "
+                         "names say it (pre-ict-pseed1, ft-ict-pseed1-5)")
     ap.add_argument("--finetune-seeds", default="0",
                     help="seeds of fine-tuning (initialization of No-SSL, data order), "
                          "comma-separated: each setting fine-tuned once per seed")
@@ -222,7 +225,9 @@ def main() -> None:
         # No-SSL has no pre-training: one pass, its fine-tuning starts from random weights
         for steps in pretrain_steps if method is not None else [None]:
             ptag = f"-p{steps}" if steps is not None and len(pretrain_steps) > 1 else ""
-            label = name + (f" [p{steps}]" if ptag else "")
+            if method is not None and args.pretrain_seed:  # seed 0: the names of before
+                ptag += f"-pseed{args.pretrain_seed}"
+            label = name + (f" [{ptag[1:].replace('-', ' ')}]" if ptag else "")
             pre = None
             if method is not None:
                 objective, tasks, hn = method
@@ -231,6 +236,7 @@ def main() -> None:
                     wikipairs("train", "pretrain", "-d", builds[hn], "-o", pre, "--model",
                               args.model, *model_opts, "--objective", objective, "--tasks", tasks,
                               "--steps", steps, "--lr", args.pretrain_lr, *common,
+                              *(["--seed", args.pretrain_seed] if args.pretrain_seed else []),
                               *(["--hard-negatives", hn] if hn else []),
                               *(["--chunk-size", args.chunk_size] if args.chunk_size else []),
                               log=log)

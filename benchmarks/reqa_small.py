@@ -227,7 +227,7 @@ def main() -> None:
             ptag = f"-p{steps}" if steps is not None and len(pretrain_steps) > 1 else ""
             if method is not None and args.pretrain_seed:  # seed 0: the names of before
                 ptag += f"-pseed{args.pretrain_seed}"
-            label = name + (f" [{ptag[1:].replace('-', ' ')}]" if ptag else "")
+            label = labelled(name, ptag)
             pre = None
             if method is not None:
                 objective, tasks, hn = method
@@ -275,9 +275,7 @@ def main() -> None:
                     if args.train_recall:
                         row["train"] = evaluate(work / f"export-{run}", p, "train",
                                                 work / f"eval-{run}-train.json")
-                    # "p1000 s100 lr5e-4": the dash-led tags, split before each "-<letter>"
-                    tags = " ".join(t for t in re.split(r"-(?=[a-z])", ptag + ftag) if t)
-                    results[pct(p)][name + (f" [{tags}]" if tags else "")] = row
+                    results[pct(p)][labelled(name, ptag + ftag)] = row
         times[name] = time.monotonic() - started
         print(f"  {name}: {times[name] / 60:.1f} min", flush=True)
     for p in percents:
@@ -295,6 +293,13 @@ def main() -> None:
                                          "corpus": {**corpus_key, **corpus_stats},
                                          "seconds": times, "learning_curves": curves,
                                          "heldout": heldout, "results": results}, indent=2) + "\n")
+
+
+def labelled(name: str, tags: str) -> str:
+    """A method's row name with its run's tags: ("ICT", "-p1000-s100-lr5e-4") -> "ICT [p1000 s100
+    lr5e-4]" (split before each "-<letter>", so "5e-4" stays whole)."""
+    words = [t for t in re.split(r"-(?=[a-z])", tags) if t]
+    return name + (f" [{' '.join(words)}]" if words else "")
 
 
 def per_split(spec: str, percents: list, cast) -> dict:

@@ -33,3 +33,9 @@ def test_sweep_grid_keeps_seeds_apart(capsys):
     reqa_small.print_sweep(results, [5.0], "valid")
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[3:]]
     assert rows == [["100", "5e-4", "0", "30.0", "30.0"], ["100", "5e-4", "1", "34.0", "34.0"]]
+
+
+def test_run_labels_keep_learning_rates_whole():
+    assert reqa_small.labelled("ICT", "-p1000-s100-lr5e-4-seed1") == "ICT [p1000 s100 lr5e-4 seed1]"
+    assert reqa_small.labelled("ICT", "-pseed1") == "ICT [pseed1]"
+    assert reqa_small.labelled("No-SSL", "") == "No-SSL"

@@ -127,6 +127,9 @@ def main() -> None:
                     help="comma-separated subset of: " + ", ".join(METHODS))
     ap.add_argument("--train-percents", default="5",
                     help="fine-tuning splits, comma-separated (paper: 1, 5, 10, 80)")
+    ap.add_argument("--ict-queries", type=int, default=1,
+                    help="`wikipairs build --ict-queries N`: ICT pairs per passage (a corpus "
+                         "setting: a fresh --work per value)")
     ap.add_argument("--hard-negatives", type=int, default=3,
                     help="hard negatives of the +HN method (build and pre-training)")
     ap.add_argument("--no-zero-shot", dest="zero_shot", action="store_false",
@@ -167,7 +170,8 @@ def main() -> None:
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     corpus_key = {"dumps": dumps, "squad_passages": args.squad_passages,
-                  "exclude_squad": args.exclude_squad, "vocab_size": args.vocab_size}
+                  "exclude_squad": args.exclude_squad, "vocab_size": args.vocab_size,
+                  **({"ict_queries": args.ict_queries} if args.ict_queries != 1 else {})}
     key_file = work / "corpus.json"
     if key_file.exists() and json.loads(key_file.read_text()) != corpus_key:
         ap.error(f"{work} holds data of another corpus ({key_file}); use a fresh --work")
@@ -200,7 +204,9 @@ def main() -> None:
         if not (out / "manifest.json").exists():
             times[f"build{'-hn' if hn else ''}"] = wikipairs(
                 "build", *inputs, "-o", out, "--vocab", work / "spm.model", *exclude,
-                *(["--hard-negatives", hn] if hn else []), "--quiet", log=log)
+                *(["--hard-negatives", hn] if hn else []),
+                *(["--ict-queries", args.ict_queries] if args.ict_queries != 1 else []),
+                "--quiet", log=log)
     corpus_stats = build_stats(builds[0])
     print("pre-training pairs: " + ", ".join(f"{k} {v}" for k, v in corpus_stats.items()), flush=True)
     if not (work / "reqa" / "manifest.json").exists():

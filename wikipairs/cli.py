@@ -258,6 +258,9 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
               help="Query sentences with fewer tokens are left out.")
 @click.option("--ict-keep-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
               help="Share of ICT pairs whose document keeps the query sentence (ORQA: 0.1).")
+@click.option("--ict-queries", default=1, show_default=True, type=click.IntRange(1),
+              help="ICT pairs per passage, each with another query sentence (seeded): more "
+                   "distinct queries from a small corpus.")
 @click.option("--hard-negatives", default=0, show_default=True, type=click.IntRange(0),
               help="Hard negatives per pair, as neg_* columns: other passages of the query's "
                    "page (ICT, BFS); first passages of pages the query page links to that do "
@@ -290,7 +293,7 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
 @click.pass_context
 def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_docs_per_page,
           eval_percent, exclude, doc_max_tokens, query_max_tokens, min_query_tokens,
-          ict_keep_rate, hard_negatives, num_shards,
+          ict_keep_rate, ict_queries, hard_negatives, num_shards,
           streams_per_split, parts_per_file, redirect_mode, workers, runner, dry_run, namespaces, lang,
           allow_truncated, keep_tables, sentence_splitter, quiet, verbose, progress):
     """Build ICT, BFS and WLP pairs as Parquet/TFRecord shards with a Beam pipeline.
@@ -318,7 +321,8 @@ def build(ctx, tasks, inputs, output, formats, vocab, seed, pairs_per_page, wlp_
         formats=_csv_choice(formats, FORMATS, "--format"), vocab=vocab,
         pairs=PairConfig(seed=seed, doc_max_tokens=doc_max_tokens,
                          query_max_tokens=query_max_tokens, min_query_tokens=min_query_tokens,
-                         ict_keep_rate=ict_keep_rate, pairs_per_page=pairs_per_page,
+                         ict_keep_rate=ict_keep_rate, ict_queries=ict_queries,
+                         pairs_per_page=pairs_per_page,
                          wlp_docs_per_page=wlp_docs_per_page, eval_percent=eval_percent,
                          hard_negatives=hard_negatives),
         exclude=list(exclude), parse=parse_config, num_shards=num_shards,

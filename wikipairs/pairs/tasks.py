@@ -13,6 +13,8 @@ Rules (also in the README):
   doc ids agree, and memory is bounded by the cap, not by the page.
 - ICT: one pair per passage of at least two sentences: the query is a sentence of the passage
   chosen by the seeded sampler, the document the title plus the passage without that sentence.
+  With `ict_queries` N > 1, up to N pairs per passage: the same first choice, then other
+  sentences in a seeded order (a small corpus gets more distinct queries).
   In a share `ict_keep_rate` of pairs (seeded) the sentence stays in the document, as ORQA does.
 - BFS: one pair per passage outside the lead: the query is a sentence of the lead (seeded), the
   document that passage.
@@ -67,6 +69,7 @@ class PairConfig:
     query_max_tokens: int = 64
     min_query_tokens: int = 4
     ict_keep_rate: float = 0.0  # ORQA keeps the query sentence in 10% of ICT documents
+    ict_queries: int = 1  # query sentences (pairs) per passage; the paper and ORQA: one
     pairs_per_page: int = 0  # 0: no cap for ICT/BFS
     wlp_docs_per_page: int = 1000  # cap on documents per WLP query page (fan-in is skewed)
     eval_percent: float = 5.0  # share of query pages whose pairs are "eval" (pairs.heldout)
@@ -206,26 +209,45 @@ class PairBuilder:
 
     # ---- ICT --------------------------------------------------------------------------------
     def ict(self, article: Article, passages: list[Passage] | None = None) -> list[Pair]:
-        seed, pairs = self.config.seed, []
+        pairs = []
         passages = passages if passages is not None else self.passages(article)
         for passage in passages:
             if len(passage.sentences) < 2:
                 self.counts["ict_skipped_single_sentence_passage"] += 1
                 continue
-            q = choose(len(passage.sentences), seed, "ict", article.id, passage.index)
-            p, i, query = passage.sentences[q]
-            problem = self._query_problem(query)
-            if problem is not None:
-                self.counts[f"ict_skipped_{problem}_query"] += 1
-                continue
-            keep = coin(self.config.ict_keep_rate, seed, "ict-keep", article.id, passage.index)
-            text, tokens, truncated = self.document(passage, None if keep else q)
-            if truncated:
-                self.counts["ict_doc_truncated"] += 1
-                keep = keep and passage.offset(q) + len(query) <= len(text)
-            pairs.append(_pair("ict", article, (passage.section, p, i), query, article, passage,
-                               text, query_in_doc=keep, tokens=(passage.counts[q], tokens)))
+            for n, q in enumerate(self._ict_queries(article, passage)):
+                pair = self._ict_pair(article, passage, q, n)
+                if pair is not None:
+                    pairs.append(pair)
         return self._with_negatives(self._cap(pairs, "ict", article.id), article, passages)
+
+    def _ict_queries(self, article: Article, passage: Passage) -> list[int]:
+        """The passage's query sentences: the seeded first choice, then (ict_queries > 1) up to
+        ict_queries - 1 other sentences in a seeded order. Each is one pair, so a small corpus
+        yields more distinct queries, as ORQA's sampling of a new sentence per epoch does."""
+        seed, n = self.config.seed, len(passage.sentences)
+        first = choose(n, seed, "ict", article.id, passage.index)
+        if self.config.ict_queries == 1:
+            return [first]
+        others = sorted((k for k in range(n) if k != first),
+                        key=lambda k: sample(seed, "ict-more", article.id, passage.index, k))
+        return [first] + others[:self.config.ict_queries - 1]
+
+    def _ict_pair(self, article: Article, passage: Passage, q: int, n: int) -> Pair | None:
+        """The ICT pair of query sentence q, the n-th query taken from the passage."""
+        p, i, query = passage.sentences[q]
+        problem = self._query_problem(query)
+        if problem is not None:
+            self.counts[f"ict_skipped_{problem}_query"] += 1
+            return None
+        key = (article.id, passage.index) if n == 0 else (article.id, passage.index, q)
+        keep = coin(self.config.ict_keep_rate, self.config.seed, "ict-keep", *key)
+        text, tokens, truncated = self.document(passage, None if keep else q)
+        if truncated:
+            self.counts["ict_doc_truncated"] += 1
+            keep = keep and passage.offset(q) + len(query) <= len(text)
+        return _pair("ict", article, (passage.section, p, i), query, article, passage, text,
+                     query_in_doc=keep, tokens=(passage.counts[q], tokens))
 
     # ---- BFS --------------------------------------------------------------------------------
     def bfs(self, article: Article, passages: list[Passage] | None = None) -> list[Pair]:

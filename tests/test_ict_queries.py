@@ -1,0 +1,79 @@
+"""`build --ict-queries N` (PairConfig.ict_queries): up to N ICT pairs per passage, each with
+another query sentence. Oracle: N=1 is the default build, pair for pair, and every N>1 build holds
+it; each pair of N>1 is what the ICT rule makes of its query sentence (the passage without it)."""
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+import pytest
+
+from wikipairs.pairs.tasks import PairBuilder, PairConfig
+from wikipairs.parse import ParseConfig, iter_articles
+
+from conftest import SAMPLE_DUMP, assert_one_line_error, run_cli
+
+
+@pytest.fixture(scope="module")
+def articles():
+    return list(iter_articles(ParseConfig(inputs=[str(SAMPLE_DUMP)], output="")))
+
+
+def ict(articles, **config) -> list:
+    builder = PairBuilder(PairConfig(**config))
+    return [p for a in articles for p in builder.ict(a)]
+
+
+def test_one_query_is_the_default_and_every_larger_n_keeps_it(articles):
+    default = ict(articles)
+    assert ict(articles, ict_queries=1) == default
+    by_id = {p.pair_id: p for p in ict(articles, ict_queries=3)}
+    assert all(by_id.get(p.pair_id) == p for p in default)
+
+
+def test_each_passage_gives_up_to_n_distinct_queries_deterministically(articles):
+    default = ict(articles)
+    pairs = ict(articles, ict_queries=3)
+    assert pairs == ict(articles, ict_queries=3)
+    assert len(set(p.pair_id for p in pairs)) == len(pairs)
+    per_passage = defaultdict(list)
+    for p in pairs:
+        per_passage[p.passage_id].append(p)
+    sizes = Counter(len(v) for v in per_passage.values())
+    assert max(sizes) == 3 and 2 * len(default) < len(pairs) <= 3 * len(default), sizes
+    builder = PairBuilder(PairConfig())
+    passages = {(a.id, x.index): x for a in articles for x in builder.passages(a)}
+    for group in per_passage.values():
+        queries = [(p.query_paragraph, p.query_sentence) for p in group]
+        assert len(set(queries)) == len(queries), "one passage gave the same query twice"
+        for p in group:  # the ICT rule: the document is the passage without the query
+            passage = passages[(p.doc_page_id, p.doc_passage)]
+            k = [(a, b) for a, b, _ in passage.sentences].index(
+                (p.query_paragraph, p.query_sentence))
+            assert passage.sentences[k][2] == p.query and not p.query_in_doc
+            assert passage.text(k).startswith(p.doc_text), p.pair_id
+
+
+def test_more_queries_than_sentences_takes_them_all(articles):
+    builder = PairBuilder(PairConfig(ict_queries=1000))
+    for article in articles[:10]:
+        for passage in builder.passages(article):
+            queries = builder._ict_queries(article, passage)
+            assert sorted(queries) == list(range(len(passage.sentences)))
+
+
+def test_keep_rate_applies_to_every_query(articles):
+    pairs = ict(articles, ict_queries=3, ict_keep_rate=0.5)
+    kept = [p for p in pairs if p.query_in_doc]
+    assert 0.35 < len(kept) / len(pairs) < 0.65
+    assert all(p.query in p.doc_text for p in kept)
+
+
+def test_cli_passes_the_option_and_refuses_zero(tmp_path):
+    out = tmp_path / "out"
+    result = run_cli("build", "--task", "ict", "--ict-queries", "2", "--format", "parquet",
+                     "-o", out, "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["pairs"]["ict_queries"] == 2
+    assert_one_line_error(run_cli("build", "--ict-queries", "0", "-o", tmp_path / "bad"),
+                          "--ict-queries")

@@ -35,6 +35,10 @@ fine-tuned with every (steps, lr) pair; a fine-tuning value may be given per spl
 the directory names (pre-ict-p1000, ft-ict-p1000-5-s100-lr1e-3); with single values the names
 are pre-<method> and ft-<method>-<P> as before. The run ends with the sweep grid and, per
 setting, the mean over the methods.
+
+Pair and mixing settings: `--ict-queries N` builds up to N ICT pairs per passage (`wikipairs build
+--ict-queries`; a corpus setting, so a fresh --work); `--task-mix pairs` mixes the tasks of
+ICT+BFS+WLP in proportion to their pairs (`train pretrain --task-weights`) instead of uniformly.
 """
 from __future__ import annotations
 
@@ -130,6 +134,10 @@ def main() -> None:
     ap.add_argument("--ict-queries", type=int, default=1,
                     help="`wikipairs build --ict-queries N`: ICT pairs per passage (a corpus "
                          "setting: a fresh --work per value)")
+    ap.add_argument("--task-mix", default="uniform", choices=("uniform", "pairs"),
+                    help="how methods of several tasks mix them in pre-training: uniform (each "
+                         "task a third) or pairs (in proportion to each task's pairs, "
+                         "`--task-weights`); not uniform: the runs' names say it (-mixpairs)")
     ap.add_argument("--hard-negatives", type=int, default=3,
                     help="hard negatives of the +HN method (build and pre-training)")
     ap.add_argument("--no-zero-shot", dest="zero_shot", action="store_false",
@@ -233,6 +241,9 @@ def main() -> None:
             ptag = f"-p{steps}" if steps is not None and len(pretrain_steps) > 1 else ""
             if method is not None and args.pretrain_seed:  # seed 0: the names of before
                 ptag += f"-pseed{args.pretrain_seed}"
+            weights = task_weights(method, args.task_mix, corpus_stats)
+            if weights:
+                ptag += f"-mix{args.task_mix}"
             label = labelled(name, ptag)
             pre = None
             if method is not None:
@@ -244,6 +255,7 @@ def main() -> None:
                               "--steps", steps, "--lr", args.pretrain_lr, *common,
                               *(["--seed", args.pretrain_seed] if args.pretrain_seed else []),
                               *(["--hard-negatives", hn] if hn else []),
+                              *(["--task-weights", weights] if weights else []),
                               *(["--chunk-size", args.chunk_size] if args.chunk_size else []),
                               log=log)
                 curves[label] = learning_curve(pre)
@@ -299,6 +311,14 @@ def main() -> None:
                                          "corpus": {**corpus_key, **corpus_stats},
                                          "seconds": times, "learning_curves": curves,
                                          "heldout": heldout, "results": results}, indent=2) + "\n")
+
+
+def task_weights(method, mix: str, pair_counts: dict) -> str | None:
+    """`--task-weights` of a pre-training method: None for uniform mixing or a single task,
+    else each task's pair count (`build_stats` keys `<task>_pairs`) in the method's order."""
+    if method is None or mix == "uniform" or "," not in method[1]:
+        return None
+    return ",".join(str(pair_counts[f"{task}_pairs"]) for task in method[1].split(","))
 
 
 def labelled(name: str, tags: str) -> str:

@@ -39,3 +39,13 @@ def test_run_labels_keep_learning_rates_whole():
     assert reqa_small.labelled("ICT", "-p1000-s100-lr5e-4-seed1") == "ICT [p1000 s100 lr5e-4 seed1]"
     assert reqa_small.labelled("ICT", "-pseed1") == "ICT [pseed1]"
     assert reqa_small.labelled("No-SSL", "") == "No-SSL"
+
+
+def test_task_mix_by_pairs_weights_each_task_by_its_pair_count():
+    counts = {"ict_pairs": 300, "bfs_pairs": 20, "wlp_pairs": 1}
+    several = reqa_small.METHODS["ICT+BFS+WLP"]
+    assert reqa_small.task_weights(several, "pairs", counts) == "300,20,1"
+    assert reqa_small.task_weights(several, "uniform", counts) is None
+    assert reqa_small.task_weights(reqa_small.METHODS["ICT"], "pairs", counts) is None
+    assert reqa_small.task_weights(None, "pairs", counts) is None  # No-SSL: no pre-training
+    assert reqa_small.labelled("ICT+BFS+WLP", "-mixpairs") == "ICT+BFS+WLP [mixpairs]"

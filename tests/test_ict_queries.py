@@ -75,5 +75,6 @@ def test_cli_passes_the_option_and_refuses_zero(tmp_path):
     assert result.returncode == 0, result.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["pairs"]["ict_queries"] == 2
+    assert "gives up to 2 pairs, one per query sentence" in (out / "README.md").read_text()
     assert_one_line_error(run_cli("build", "--ict-queries", "0", "-o", tmp_path / "bad"),
                           "--ict-queries")

@@ -140,10 +140,13 @@ def _task_rules(config: dict, tasks: list[str]) -> list[str]:
                 f"(`[CLS] title [SEP] passage [SEP]`) would pass {pairs['doc_max_tokens']} tokens.")
     keep = (f" A seeded {pairs['ict_keep_rate']:g} of documents keep the query sentence "
             f"(`query_in_doc`)." if pairs.get("ict_keep_rate") else "")
+    queries = pairs.get("ict_queries", 1)
+    each = ("one pair: a seeded sentence of it is the query" if queries == 1 else
+            f"up to {queries} pairs, one per query sentence (a seeded choice, then other "
+            f"sentences in a seeded order)")
     rules = {
-        "ict": f"{passages} Each passage of at least two sentences gives one pair: a seeded "
-               f"sentence of it is the query, and the document is the page title with the rest "
-               f"of the passage.{keep}",
+        "ict": f"{passages} Each passage of at least two sentences gives {each}, and the "
+               f"document is the page title with the rest of the passage.{keep}",
         "bfs": "The query is a seeded sentence of a page's lead section; the document is the "
                "title with a passage of the same page outside the lead, one pair per such "
                "passage.",

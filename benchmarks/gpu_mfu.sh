@@ -12,7 +12,8 @@
 # $OUT (default out/gpu). Defaults: CONFIG=base STEPS=50 RUNS="256 128 256:attention_dropout=0".
 # EXTRA="--reference pytorch" adds the PyTorch + transformers run of the same towers (bf16
 # autocast on CUDA) and the ratio wikipairs/reference, where torch and transformers are installed
-# (the lent GPU machines have neither: without them the run stops with one line, exit 2).
+# (the lent H200 had torch 2.11 and transformers 5.17; without them the run stops with one line,
+# exit 2). Figures of 2026-11-27: benchmarks/README.md, "Measured on one NVIDIA H200".
 set -uo pipefail
 
 OUT=${OUT:-out/gpu}

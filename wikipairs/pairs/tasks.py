@@ -229,9 +229,10 @@ class PairBuilder:
         first = choose(n, seed, "ict", article.id, passage.index)
         if self.config.ict_queries == 1:
             return [first]
-        others = sorted((k for k in range(n) if k != first),
-                        key=lambda k: sample(seed, "ict-more", article.id, passage.index, k))
-        return [first] + others[:self.config.ict_queries - 1]
+        others = heapq.nsmallest(  # the same as sorted()[:N - 1], without sorting them all
+            self.config.ict_queries - 1, (k for k in range(n) if k != first),
+            key=lambda k: sample(seed, "ict-more", article.id, passage.index, k))
+        return [first] + others
 
     def _ict_pair(self, article: Article, passage: Passage, q: int, n: int) -> Pair | None:
         """The ICT pair of query sentence q, the n-th query taken from the passage."""

@@ -5,6 +5,7 @@ logical CPUs so that it does not depend on how TensorFlow was initialized in thi
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from wikipairs.trainer.configs import NAMED_CONFIGS, ModelConfig  # noqa: E402
 from wikipairs.trainer.losses import (cross_replica_in_batch_loss,  # noqa: E402
                                       in_batch_softmax_loss, masked_lm_loss)
 from wikipairs.trainer.model import (BowEncoder, MaskedLMHead, TransformerEncoder,  # noqa: E402
-                                     TwoTower, mask_tokens)
+                                     TwoTower, gather_predictions, mask_tokens)
 
 SMALL = dict(vocab_size=200, max_query_len=12, max_doc_len=20, embedding_dim=16)
 
@@ -502,6 +503,59 @@ def test_mlm_head_is_tied_to_the_token_embeddings():
     loss = np_(masked_lm_loss(labels, logits, weights))
     assert np.isfinite(loss) and 0.5 * np.log(config.vocab_size) < loss < 3 * np.log(
         config.vocab_size)
+
+
+def test_max_predictions_caps_each_row_and_changes_nothing_below_the_cap():
+    """At most P tokens a row are selected, among those the uncapped masks select; rows that
+    select at most P are unchanged; P >= L is no cap."""
+    rng = np.random.default_rng(8)
+    ids = random_ids(rng, 64, 40, vocab=1000, min_len=30)
+    free = list(map(np_, mask_tokens(ids, 1000, seed=3, mask_rate=0.3)))
+    capped = list(map(np_, mask_tokens(ids, 1000, seed=3, mask_rate=0.3, max_predictions=9)))
+    same = list(map(np_, mask_tokens(ids, 1000, seed=3, mask_rate=0.3, max_predictions=40)))
+    n_free, n_capped = (free[2] > 0).sum(1), (capped[2] > 0).sum(1)
+    assert (n_free > 9).any() and (n_free <= 9).any()  # both kinds of rows are tested
+    assert (n_capped == np.minimum(n_free, 9)).all()
+    assert not ((capped[2] > 0) & (free[2] == 0)).any()
+    below = n_free <= 9
+    for a, b in zip(free, capped):
+        assert np.array_equal(a[below], b[below])
+    for a, b in zip(free, same):
+        assert np.array_equal(a, b)
+    over = ~below  # a token left unselected by the cap is left as it was
+    assert np.array_equal(capped[0][over][capped[2][over] == 0], ids[over][capped[2][over] == 0])
+
+
+def test_gathered_mlm_loss_equals_the_loss_over_all_positions():
+    """The head on the P gathered positions (gather_predictions) gives the loss of the head on
+    all L positions, and MaskedLM.compute_loss is that loss (oracle: the full [B, L, V] path)."""
+    from wikipairs.trainer.masked_lm import MaskedLM
+    config = tiny(dropout=0.0, attention_dropout=0.0)
+    ids = random_ids(np.random.default_rng(9), 6, config.max_doc_len, min_len=8)
+    encoder, head = TransformerEncoder(config), MaskedLMHead(config)
+    masked, labels, weights = mask_tokens(ids, config.vocab_size, seed=1, mask_rate=0.3,
+                                          max_predictions=7)
+    sequence = encoder(masked)
+    full = np_(masked_lm_loss(labels, head(sequence, encoder.token_embedding.embeddings), weights))
+    hidden, g_labels, g_weights = gather_predictions(sequence, labels, weights, 7)
+    assert tuple(hidden.shape) == (6, 7, config.hidden_size)
+    assert np_(g_weights).sum() == np_(weights).sum()
+    gathered = np_(masked_lm_loss(g_labels, head(hidden, encoder.token_embedding.embeddings),
+                                  g_weights))
+    np.testing.assert_allclose(gathered, full, rtol=1e-5)
+    # the model: its own masks (seeded), the same loss as the full path on those masks
+    model = MaskedLM(config, seed=4, max_predictions=7)
+    model.build()
+    out = model({"doc_ids": ids})
+    assert tuple(out["logits"].shape) == (6, 7, config.vocab_size)
+    again = keras.random.SeedGenerator(4)  # the model's first masks again
+    m, lab, w = mask_tokens(ids, config.vocab_size, again, mask_rate=0.15, max_predictions=7)
+    logits = model.head(model.encoder(m), model.encoder.token_embedding.embeddings)
+    np.testing.assert_allclose(np_(masked_lm_loss(lab, logits, w)),
+                               np_(masked_lm_loss(out["labels"], out["logits"], out["weights"])),
+                               rtol=1e-5)
+    assert MaskedLM(config).max_predictions == min(config.max_doc_len,
+                                                   math.ceil(1.5 * 0.15 * config.max_doc_len))
 
 
 # ---- training ----------------------------------------------------------------------------------

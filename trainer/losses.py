@@ -189,6 +189,7 @@ def masked_lm_loss(labels, logits, weights):
     labels: int [B, L] original token ids (any value where weights is 0).
     logits: [B, L, V] (`model.MaskedLMHead` output).
     weights: float [B, L], 1.0 at masked positions, 0.0 elsewhere (`model.mask_tokens`).
+    L may be the P gathered positions of `model.gather_predictions` (what `MaskedLM` passes).
     Returns a float32 scalar: sum(weights * xent) / max(sum(weights), 1). Not scaled for replicas.
     """
     logits = ops.cast(logits, keras.backend.result_type(logits.dtype, "float32"))

@@ -3,21 +3,32 @@ masking of the documents, masked-LM loss) and `two_tower_from_mlm`, the TwoTower
 The layers themselves (encoder, head, `mask_tokens`) live in trainer.model."""
 from __future__ import annotations
 
+import math
+
 import keras
 
 from .configs import ModelConfig
 from .losses import _tf_replica_context, masked_lm_loss
-from .model import MaskedLMHead, TransformerEncoder, TwoTower, mask_tokens
+from .model import (MaskedLMHead, TransformerEncoder, TwoTower, gather_predictions,
+                    mask_tokens)
 
 
 class MaskedLM(keras.Model):
     """The MLM baseline's model: TransformerEncoder + MaskedLMHead tied to the token embeddings,
     trained with BERT masking of the documents ({"doc_ids": int [B, L]}; queries are ignored).
-    New masks every step (a SeedGenerator, checkpointed with the dropout RNG states)."""
+    New masks every step (a SeedGenerator, checkpointed with the dropout RNG states).
 
-    def __init__(self, config: ModelConfig, seed: int = 0, mask_rate: float = 0.15, **kwargs):
+    At most `max_predictions` P tokens are masked per row (default 1.5 x mask_rate x L, which a
+    row's Binomial count passes about once in 250 rows at L 128), and the head runs on those P
+    positions only: the [B, P, V] logits instead of [B, L, V] (V the vocabulary), as BERT's
+    max_predictions_per_seq. Outputs: logits [B, P, V], labels and weights [B, P]."""
+
+    def __init__(self, config: ModelConfig, seed: int = 0, mask_rate: float = 0.15,
+                 max_predictions: int | None = None, **kwargs):
         super().__init__(**kwargs)
         self.config, self.mask_rate = config, mask_rate
+        length = config.max_doc_len
+        self.max_predictions = min(length, max_predictions or math.ceil(1.5 * mask_rate * length))
         self.encoder = TransformerEncoder(config, name="encoder")
         self.head = MaskedLMHead(config, name="mlm_head")
         self.mask_seed = keras.random.SeedGenerator(seed, name="mask_seed")
@@ -29,9 +40,12 @@ class MaskedLM(keras.Model):
     def call(self, inputs, training=False):
         ids = inputs["doc_ids"] if isinstance(inputs, dict) else inputs
         masked, labels, weights = mask_tokens(ids, self.config.vocab_size, self.mask_seed,
-                                              mask_rate=self.mask_rate)
+                                              mask_rate=self.mask_rate,
+                                              max_predictions=self.max_predictions)
         sequence = self.encoder(masked, training=training)
-        logits = self.head(sequence, self.encoder.token_embedding.embeddings)
+        hidden, labels, weights = gather_predictions(sequence, labels, weights,
+                                                     self.max_predictions)
+        logits = self.head(hidden, self.encoder.token_embedding.embeddings)
         return {"logits": logits, "labels": labels, "weights": weights}
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):

@@ -286,7 +286,7 @@ class MaskedLMHead(layers.Layer):
 
 def mask_tokens(token_ids, vocab_size: int, seed, mask_rate: float = 0.15,
                 mask_token_rate: float = 0.8, random_token_rate: float = 0.1,
-                special_ids=(PAD_ID, CLS_ID, SEP_ID, MASK_ID)):
+                special_ids=(PAD_ID, CLS_ID, SEP_ID, MASK_ID), max_predictions: int | None = None):
     """BERT masking for the MLM baseline: each token not in `special_ids` is selected with
     probability `mask_rate`; a selected token becomes [MASK] (80%), a random non-special token
     (id in [NUM_SPECIAL_TOKENS, vocab_size), 10%) or stays (10%).
@@ -295,6 +295,9 @@ def mask_tokens(token_ids, vocab_size: int, seed, mask_rate: float = 0.15,
     `keras.random.SeedGenerator` (advances on every call: new masks each step).
     Returns (masked_ids int32 [B, L], labels int32 [B, L] = the original ids, 0 where not
     selected, weights float32 [B, L] = 1.0 where selected).
+    `max_predictions` P: at most P tokens selected per row (those of the P smallest draws; as
+    BERT's max_predictions_per_seq), so that the head needs only P positions a row
+    (`gather_predictions`); None: no cap.
     """
     ids = ops.cast(token_ids, "int32")
     u = keras.random.uniform((3, *ops.shape(ids)), seed=seed)  # one draw: stateless under an int
@@ -302,6 +305,11 @@ def mask_tokens(token_ids, vocab_size: int, seed, mask_rate: float = 0.15,
     for special in special_ids:
         eligible = ops.logical_and(eligible, ops.not_equal(ids, special))
     selected = ops.logical_and(eligible, u[0] < mask_rate)
+    length = ops.shape(ids)[1]
+    if max_predictions is not None and max_predictions < length:
+        draws = ops.where(selected, u[0], 2.0)  # the unselected last
+        kth = -ops.top_k(-draws, max_predictions, sorted=True)[0][:, -1:]  # P-th smallest [B, 1]
+        selected = ops.logical_and(selected, draws <= kth)
     to_mask = ops.logical_and(selected, u[1] < mask_token_rate)
     to_random = ops.logical_and(
         selected, ops.logical_and(u[1] >= mask_token_rate,
@@ -311,3 +319,20 @@ def mask_tokens(token_ids, vocab_size: int, seed, mask_rate: float = 0.15,
     masked = ops.where(to_mask, MASK_ID, ops.where(to_random, random_ids, ids))
     labels = ops.where(selected, ids, 0)
     return ops.cast(masked, "int32"), ops.cast(labels, "int32"), ops.cast(selected, "float32")
+
+
+def gather_predictions(sequence, labels, weights, max_predictions: int):
+    """The P = `max_predictions` positions a row that the MLM loss needs, so that the head's
+    [*, V] logits are computed for B x P positions instead of B x L (BERT's gather_indexes).
+
+    sequence: [B, L, H] encoder output; labels int [B, L], weights float [B, L] from
+    `mask_tokens(..., max_predictions=P)` (at most P selected per row). Returns (hidden [B, P, H],
+    labels [B, P], weights [B, P]): the selected positions first, in order, then unselected ones
+    with weight 0, so `masked_lm_loss` of the head on them equals the loss over all L positions."""
+    length = ops.shape(labels)[1]
+    order = ops.cast(length - ops.arange(length), "float32")  # earlier positions first
+    score = ops.where(weights > 0, order + ops.cast(length, "float32"), order)
+    positions = ops.top_k(score, max_predictions, sorted=True)[1]  # [B, P]
+    hidden = ops.take_along_axis(sequence, ops.expand_dims(positions, -1), axis=1)
+    return (hidden, ops.take_along_axis(labels, positions, axis=1),
+            ops.take_along_axis(weights, positions, axis=1))

@@ -305,8 +305,8 @@ def mask_tokens(token_ids, vocab_size: int, seed, mask_rate: float = 0.15,
     for special in special_ids:
         eligible = ops.logical_and(eligible, ops.not_equal(ids, special))
     selected = ops.logical_and(eligible, u[0] < mask_rate)
-    length = ops.shape(ids)[1]
-    if max_predictions is not None and max_predictions < length:
+    length = ids.shape[1]  # static; None in a graph traced without it: cap then too
+    if max_predictions is not None and (length is None or max_predictions < length):
         draws = ops.where(selected, u[0], 2.0)  # the unselected last
         kth = -ops.top_k(-draws, max_predictions, sorted=True)[0][:, -1:]  # P-th smallest [B, 1]
         selected = ops.logical_and(selected, draws <= kth)

@@ -19,7 +19,7 @@ class MaskedLM(keras.Model):
     New masks every step (a SeedGenerator, checkpointed with the dropout RNG states).
 
     At most `max_predictions` P tokens are masked per row (default 1.5 x mask_rate x L, which a
-    row's Binomial count passes about once in 250 rows at L 128), and the head runs on those P
+    row's Binomial count passes about once in 160 rows of 126 maskable tokens), and the head runs on those P
     positions only: the [B, P, V] logits instead of [B, L, V] (V the vocabulary), as BERT's
     max_predictions_per_seq. Outputs: logits [B, P, V], labels and weights [B, P]."""
 

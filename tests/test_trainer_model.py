@@ -185,6 +185,9 @@ def test_named_configs_and_json_round_trip():
         ModelConfig.from_name("tiny", num_heads=3)
     with pytest.raises(ValueError, match="encoder"):
         ModelConfig.from_name("tiny", encoder="lstm")
+    assert t.pooling == "cls"  # the paper's [CLS] unless asked
+    with pytest.raises(ValueError, match="pooling"):
+        ModelConfig.from_name("tiny", pooling="max")
 
 
 def test_special_ids_match_the_vocabulary():
@@ -410,10 +413,11 @@ def test_keras_save_and_load_round_trip(tmp_path):
                                atol=1e-6)
 
 
-@pytest.mark.parametrize("encoder", ["transformer", "bow"])
-def test_appended_padding_leaves_embeddings_unchanged(encoder):
+@pytest.mark.parametrize("encoder,pooling", [("transformer", "cls"), ("transformer", "mean"),
+                                             ("bow", "cls")])
+def test_appended_padding_leaves_embeddings_unchanged(encoder, pooling):
     rng = np.random.default_rng(4)
-    model = TwoTower(tiny(encoder=encoder, dropout=0.0, attention_dropout=0.0))
+    model = TwoTower(tiny(encoder=encoder, pooling=pooling, dropout=0.0, attention_dropout=0.0))
     q = random_ids(rng, 4, 8)
     padded = np.concatenate([q, np.zeros((4, 4), "int32")], axis=1)
     np.testing.assert_allclose(np_(model.encode_queries(padded)), np_(model.encode_queries(q)),
@@ -426,6 +430,25 @@ def test_appended_padding_leaves_embeddings_unchanged(encoder):
     changed = d.copy()
     changed[:, -1] = 7
     assert not np.allclose(np_(model.encode_docs(changed)), np_(model.encode_docs(d)), atol=1e-6)
+
+
+def test_mean_pooling_projects_the_mean_of_the_non_pad_hidden_states():
+    model = TwoTower(tiny(pooling="mean", dropout=0.0, attention_dropout=0.0))
+    model.build()
+    ids = np.array([[1, 9, 11, 2, 0, 0], [1, 12, 2, 0, 0, 0]], "int32")
+    embedded = np_(model.encode_queries(ids))
+    tower = model.query_tower
+    sequence = np_(tower.encoder(ids))
+    projection = np_(tower.projection.kernel), np_(tower.projection.bias)
+    for row, n in ((0, 4), (1, 3)):
+        expected = sequence[row, :n].mean(0) @ projection[0] + projection[1]
+        np.testing.assert_allclose(embedded[row], expected,
+                                   rtol=1e-5, atol=1e-6)
+    cls = TwoTower(tiny(dropout=0.0, attention_dropout=0.0))
+    cls.build()
+    cls.set_weights(model.get_weights())  # the same weights, [CLS] pooling: another embedding
+    np.testing.assert_allclose(np_(cls.encode_queries(ids))[0],
+                               sequence[0, 0] @ projection[0] + projection[1], rtol=1e-5, atol=1e-6)
 
 
 def test_bow_encoder_is_a_masked_mean_then_two_tanh_layers():

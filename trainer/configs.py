@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from wikipairs.special_tokens import NUM_SPECIAL_TOKENS
 
 ENCODERS = ("transformer", "bow")
+POOLINGS = ("cls", "mean")
 # the batch field of the clean-negative keys (trainer.data makes it, TwoTower.compute_loss reads it)
 NEGATIVE_KEYS = "negative_keys"
 # the batch fields of hard negatives (trainer.data with hard_negatives=H > 0, TwoTower reads them):
@@ -38,7 +39,7 @@ class ModelConfig:
     """Everything needed to rebuild a `TwoTower` model (`trainer.model`).
 
     encoder: "transformer" (BERT-style, post-layer-norm, embedding = Dense(embedding_dim) of the
-        [CLS] hidden state) or "bow" (mean of the non-pad token embeddings of width hidden_size,
+        pooled hidden states, see `pooling`) or "bow" (mean of the non-pad token embeddings of width hidden_size,
         then two tanh Dense layers of width embedding_dim; the last one is the embedding).
     vocab_size: token embedding rows (ids 0..vocab_size-1; 0 is [PAD]).
     max_query_len / max_doc_len: padded lengths of query / document ids (incl. [CLS], [SEP]).
@@ -46,6 +47,9 @@ class ModelConfig:
     dropout: hidden dropout (embeddings, attention output, feed-forward, BoW pooling).
     attention_dropout: dropout of the attention probabilities.
     embedding_dim: width of the query/document embeddings (the paper: 512).
+    pooling: how a transformer tower pools its sequence output: "cls" (the [CLS] hidden state,
+        the paper's and BERT's) or "mean" (the mean over the non-pad positions, [CLS] and [SEP]
+        included, as sentence-transformers pools). BoW towers always take the mean.
     normalize: L2-normalize the embeddings (scores become cosine similarities).
     temperature: the loss divides the scores by it (1.0: the paper's plain inner product).
     shared_towers: one encoder for queries and documents (phi = psi) instead of two.
@@ -64,6 +68,7 @@ class ModelConfig:
     max_doc_len: int = 288
     max_positions: int = 512
     embedding_dim: int = 512
+    pooling: str = "cls"
     normalize: bool = False
     temperature: float = 1.0
     shared_towers: bool = False
@@ -73,6 +78,8 @@ class ModelConfig:
     def __post_init__(self):
         if self.encoder not in ENCODERS:
             raise ValueError(f"encoder must be one of {ENCODERS}, not {self.encoder!r}")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, not {self.pooling!r}")
         if self.vocab_size <= NUM_SPECIAL_TOKENS:
             raise ValueError(f"vocab_size {self.vocab_size} leaves no room for real tokens")
         if self.temperature <= 0:

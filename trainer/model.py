@@ -53,7 +53,7 @@ class TransformerEncoder(layers.Layer):
     Token + learned position embeddings, layer norm, dropout, `num_layers` TransformerBlocks.
     Keys at [PAD] positions are masked out of attention, so appending pads changes no output at
     non-pad positions. `token_embedding.embeddings` [vocab_size, H] is the matrix an MLM head
-    ties to. `pool(sequence)` -> [B, H] is the [CLS] (position 0) hidden state.
+    ties to. `pool(sequence, token_ids, pooling)` -> [B, H] pools it for a tower.
     """
 
     def __init__(self, config: ModelConfig, **kwargs):
@@ -85,9 +85,15 @@ class TransformerEncoder(layers.Layer):
         return x
 
     @staticmethod
-    def pool(sequence):
-        """[CLS] hidden state: [B, L, H] -> [B, H]."""
-        return sequence[:, 0, :]
+    def pool(sequence, token_ids, pooling: str = "cls"):
+        """sequence [B, L, H], token_ids int [B, L] -> [B, H]: the [CLS] (position 0) hidden
+        state, or with pooling "mean" the mean over the non-pad positions (so appending pads
+        changes nothing, as in the encoder)."""
+        if pooling == "cls":
+            return sequence[:, 0, :]
+        mask = ops.cast(ops.not_equal(ops.cast(token_ids, "int32"), PAD_ID), sequence.dtype)
+        total = ops.sum(sequence * mask[:, :, None], axis=1)
+        return total / ops.maximum(ops.sum(mask, axis=1, keepdims=True), 1.0)
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -127,8 +133,8 @@ class Tower(layers.Layer):
     """One tower (phi or psi): token ids int [B, L] -> float32 embeddings [B, embedding_dim]
     (float64 under floatx float64; float16/bfloat16 policies are cast up).
 
-    transformer: Dense(embedding_dim) (linear) of the [CLS] hidden state; bow: the BoW-MLP
-    output. L2-normalized when config.normalize. `encoder` is the TransformerEncoder/BowEncoder.
+    transformer: Dense(embedding_dim) (linear) of the pooled hidden states ([CLS] or the mean,
+    config.pooling); bow: the BoW-MLP output. L2-normalized when config.normalize. `encoder` is the TransformerEncoder/BowEncoder.
     """
 
     def __init__(self, config: ModelConfig, **kwargs):
@@ -145,7 +151,7 @@ class Tower(layers.Layer):
     def call(self, token_ids, training=False):
         out = self.encoder(token_ids, training=training)
         if self.projection is not None:
-            out = self.projection(TransformerEncoder.pool(out))
+            out = self.projection(TransformerEncoder.pool(out, token_ids, self.config.pooling))
         out = ops.cast(out, keras.backend.result_type(out.dtype, "float32"))
         if self.config.normalize:
             out = out / ops.sqrt(ops.maximum(ops.sum(out * out, axis=-1, keepdims=True), 1e-12))

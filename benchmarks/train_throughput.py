@@ -449,7 +449,8 @@ def run_reference_subprocess(args) -> dict:
 
 def run_reference(args) -> dict:
     """The same training with PyTorch + transformers: two `BertModel` towers built from a local
-    `BertConfig` of the config's sizes (never downloaded), Linear projection of the [CLS] state,
+    `BertConfig` of the config's sizes (never downloaded), Linear projection of the [CLS] state
+    (or the mean of the non-pad states under `--model-opt pooling=mean`),
     the in-batch softmax (scores / temperature, cross-entropy against the diagonal), AdamW with
     Keras' defaults, the same synthetic batch, warm-up and timed steps. Imports no TensorFlow."""
     for name in NO_TF_MODULES:
@@ -483,8 +484,14 @@ def run_reference(args) -> dict:
             nn.init.zeros_(self.projection.bias)
 
         def forward(self, ids):
-            hidden = self.encoder(input_ids=ids, attention_mask=(ids != 0).long())
-            out = self.projection(hidden.last_hidden_state[:, 0]).float()
+            mask = (ids != 0).long()
+            hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+            if c.pooling == "mean":  # as TransformerEncoder.pool: the mean of the non-pad states
+                weights = mask.unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+            else:
+                pooled = hidden[:, 0]
+            out = self.projection(pooled).float()
             return nn.functional.normalize(out, dim=-1, eps=1e-6) if c.normalize else out
 
     class TwoTower(nn.Module):

@@ -21,7 +21,8 @@ def _bench(*args, env=ENV, timeout=300):
                           capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
-def test_reference_pytorch_trains_the_same_towers_and_reports_the_ratio():
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_reference_pytorch_trains_the_same_towers_and_reports_the_ratio(pooling):
     pytest.importorskip("jax")
     pytest.importorskip("keras")
     pytest.importorskip("torch")
@@ -29,7 +30,8 @@ def test_reference_pytorch_trains_the_same_towers_and_reports_the_ratio():
     # tiny with one layer and short sequences: the JAX compilation is most of the time
     result = _bench("--config", "tiny", "--backend", "jax", "--batch", "4", "--steps", "2",
                     "--warmup", "1", "--query-len", "8", "--doc-len", "16", "--model-opt",
-                    "num_layers=1", "--reference", "pytorch", "--no-tensorflow", "--json")
+                    "num_layers=1", "--model-opt", f"pooling={pooling}", "--reference", "pytorch",
+                    "--no-tensorflow", "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.strip().splitlines()
     r = json.loads(lines[-1])

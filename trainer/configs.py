@@ -39,8 +39,9 @@ class ModelConfig:
     """Everything needed to rebuild a `TwoTower` model (`trainer.model`).
 
     encoder: "transformer" (BERT-style, post-layer-norm, embedding = Dense(embedding_dim) of the
-        pooled hidden states, see `pooling`) or "bow" (mean of the non-pad token embeddings of width hidden_size,
-        then two tanh Dense layers of width embedding_dim; the last one is the embedding).
+        pooled hidden states, see `pooling`) or "bow" (mean of the non-pad token embeddings of
+        width hidden_size, then two tanh Dense layers of width embedding_dim; the last one is
+        the embedding).
     vocab_size: token embedding rows (ids 0..vocab_size-1; 0 is [PAD]).
     max_query_len / max_doc_len: padded lengths of query / document ids (incl. [CLS], [SEP]).
     max_positions: rows of the learned position embeddings (>= both max lengths).

@@ -134,7 +134,8 @@ class Tower(layers.Layer):
     (float64 under floatx float64; float16/bfloat16 policies are cast up).
 
     transformer: Dense(embedding_dim) (linear) of the pooled hidden states ([CLS] or the mean,
-    config.pooling); bow: the BoW-MLP output. L2-normalized when config.normalize. `encoder` is the TransformerEncoder/BowEncoder.
+    config.pooling); bow: the BoW-MLP output. L2-normalized when config.normalize. `encoder`
+    is the TransformerEncoder/BowEncoder.
     """
 
     def __init__(self, config: ModelConfig, **kwargs):
@@ -151,7 +152,8 @@ class Tower(layers.Layer):
     def call(self, token_ids, training=False):
         out = self.encoder(token_ids, training=training)
         if self.projection is not None:
-            out = self.projection(TransformerEncoder.pool(out, token_ids, self.config.pooling))
+            pooled = TransformerEncoder.pool(out, token_ids, self.config.pooling)
+            out = self.projection(pooled)
         out = ops.cast(out, keras.backend.result_type(out.dtype, "float32"))
         if self.config.normalize:
             out = out / ops.sqrt(ops.maximum(ops.sum(out * out, axis=-1, keepdims=True), 1e-12))

@@ -21,6 +21,14 @@ def _init(config: ModelConfig):
 
 
 @keras.saving.register_keras_serializable("wikipairs")
+def masked_mean(sequence, token_ids):
+    """sequence [B, L, H], token_ids int [B, L] -> [B, H]: the mean over the non-[PAD] positions
+    (appending pads changes nothing; a row of pads only gives zeros)."""
+    mask = ops.cast(ops.not_equal(ops.cast(token_ids, "int32"), PAD_ID), sequence.dtype)
+    total = ops.sum(sequence * mask[:, :, None], axis=1)
+    return total / ops.maximum(ops.sum(mask, axis=1, keepdims=True), 1.0)
+
+
 class TransformerBlock(layers.Layer):
     """One post-layer-norm BERT layer: x [B, L, H], attention_mask bool [B, L, L] -> [B, L, H]."""
 
@@ -91,9 +99,7 @@ class TransformerEncoder(layers.Layer):
         changes nothing, as in the encoder)."""
         if pooling == "cls":
             return sequence[:, 0, :]
-        mask = ops.cast(ops.not_equal(ops.cast(token_ids, "int32"), PAD_ID), sequence.dtype)
-        total = ops.sum(sequence * mask[:, :, None], axis=1)
-        return total / ops.maximum(ops.sum(mask, axis=1, keepdims=True), 1.0)
+        return masked_mean(sequence, token_ids)
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -119,9 +125,7 @@ class BowEncoder(layers.Layer):
 
     def call(self, token_ids, training=False):
         token_ids = ops.cast(token_ids, "int32")
-        mask = ops.cast(ops.not_equal(token_ids, PAD_ID), self.compute_dtype)[:, :, None]
-        x = self.token_embedding(token_ids)
-        pooled = ops.sum(x * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)
+        pooled = masked_mean(self.token_embedding(token_ids), token_ids)
         return self.output_layer(self.hidden(self.dropout(pooled, training=training)))
 
     def get_config(self):

@@ -40,7 +40,8 @@ from conftest import NLTK_DATA, SHARED_DATA, assert_one_line_error, run_cli
 from wikipairs.trainer.reqa import data as reqa_data
 from wikipairs.trainer.reqa.data import (ReqaError, add_extra_candidates, build_reqa, load_squad,
                                          read_reqa, select_split, split_questions, write_reqa)
-from wikipairs.trainer.reqa.metrics import (EvalSet, evaluate_chunks, evaluate_scores, gold_ranks,
+from wikipairs.trainer.reqa.metrics import (EvalSet, RankCollector, evaluate_chunks,
+                                            evaluate_scores, gold_ranks,
                                             summarize)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reqa"
@@ -163,6 +164,35 @@ def test_metrics_hand_made_ranking(mini):
     # in chunks (rows 0-2, 3-4, 5-6) the same
     chunks = [(0, scores[:3]), (3, scores[3:5]), (5, scores[5:])]
     assert evaluate_chunks(eval_set, chunks) == results
+
+
+def test_metrics_levels_hand_made_ranking(mini):
+    """The same ranking as above at the paragraph and article levels and within the paragraph
+    (paper protocol): candidates c0-c2 are paragraph 0, c3-c4 paragraph 1 (both Lighthouse),
+    c5-c6 paragraph 2, c7-c9 paragraph 3 (both Bridge)."""
+    eval_set = EvalSet.from_data(mini)
+    scores = _ranking_scores([[1], [0, 1, 2], [2, 3, 4, 5, 6, 7, 1], [], [9, 0, 1, 4],
+                              [8, 5, 6], [0, 1, 6, 2, 8, 7]], 10)
+    scores[3] = 0
+    scores[3, [0, 3, 4]] = 10
+    # q1 q2 q3 q4 q7 q6 q8 q9
+    want = {"paragraph": [1, 1, 1, 2, 4, 2, 1, 5],   # q7: c4 at 4 (c9, c0, c1 first)
+            "article": [1, 1, 1, 2, 2, 1, 1, 3],     # q9: c6 (Bridge) at 3
+            "in_paragraph": [1, 3, 2, 1.5, 1, 2, 1, 1]}  # q4: c3 tied with c4 in paragraph 1
+    collector = RankCollector(eval_set, levels=True)
+    for start, rows in [(0, scores[:2]), (2, scores[2:5]), (5, scores[5:])]:
+        collector.add(start, rows)
+    got = collector.results_by_level(ks=(1, 2, 5))
+    assert list(got) == ["paragraph", "article", "in_paragraph"]
+    for level, ranks in want.items():
+        assert got[level] == pytest.approx(summarize(np.array(ranks, float), ks=(1, 2, 5))), level
+    assert collector.results() == evaluate_scores(eval_set, scores)  # levels change nothing
+    assert RankCollector(eval_set).results_by_level() == {}
+    # every level is at least as easy as the sentence itself, the article at least as the paragraph
+    paper = collector.ranks["paper"]
+    assert (collector.level_ranks["paragraph"] <= paper).all()
+    assert (collector.level_ranks["article"] <= collector.level_ranks["paragraph"]).all()
+    assert (collector.level_ranks["in_paragraph"] <= paper).all()
 
 
 def test_gold_ranks_ties_and_summary():
@@ -427,6 +457,9 @@ def test_cli_build_eval_bm25_and_savedmodel(tmp_path, fake_model):
     assert got["model"]["k1"] == 1.5 and got["model"]["stemmer"] == "none"
     assert got["protocols"]["paper"]["queries"] == 8 and got["protocols"]["reqa"]["queries"] == 7
     assert got["protocols"]["reqa"]["R@10"] == 1.0  # 10 candidates
+    assert got["levels"]["article"]["queries"] == 8 and "in_paragraph" in got["levels"]
+    assert "in_paragraph" in output
+    assert got["levels"]["paragraph"]["R@1"] >= got["protocols"]["paper"]["R@1"]
     report = tmp_path / "dense.json"
     output = _invoke("eval", "--model", fake_model, "--data", out, "--json", report,
                      "--split", "test", "--train-percent", "50")

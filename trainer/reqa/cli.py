@@ -167,8 +167,8 @@ def eval_command(model, data_dir, split, train_percent, seed, extra, bm25_text, 
 def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
               stopwords, analyzer, batch_size, chunk_size, json_path, quiet):
     from .data import add_extra_candidates, read_reqa, select_split
-    from .metrics import (PROTOCOL_NOTES, EvalSet, evaluate_chunks, evaluate_languages,
-                          format_languages, format_table)
+    from .metrics import (PROTOCOL_NOTES, EvalSet, RankCollector, format_languages,
+                          format_table)
 
     train_percent = _train_percent(split, train_percent)
     data = read_reqa(data_dir)
@@ -195,17 +195,19 @@ def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1,
         chunks = score_chunks(queries, cand, chunk_size)
         model_info = {"kind": "savedmodel", "path": os.path.abspath(model),
                       "dim": int(cand.shape[1])}
-    by_lang = None
-    if eval_set.multilingual:
-        results, by_lang = evaluate_languages(eval_set, chunks)
-    else:
-        results = evaluate_chunks(eval_set, chunks)
+    collector = RankCollector(eval_set, same_lang=eval_set.multilingual, levels=True)
+    for start, scores in chunks:
+        collector.add(start, scores)
+    results, levels = collector.results(), collector.results_by_level()
+    by_lang = collector.results_by_lang() if eval_set.multilingual else None
     report = {"model": model_info, "data": os.path.abspath(data_dir), "split": split,
               "lang": data.manifest.get("lang", "en"), "langs": eval_set.langs,
               "train_percent": train_percent, "seed": seed,
               "candidates": eval_set.num_candidates, "extra_candidates": added,
               "distinct_questions": len(eval_set.texts), "protocols": results,
               "protocol_notes": PROTOCOL_NOTES, "ties": "average rank (scipy rankdata)"}
+    if levels:
+        report["levels"] = levels
     if by_lang is not None:
         report["by_lang"] = by_lang
     where = f"split {split}" + (f" ({train_percent:g}% train, seed {seed})" if split != "all" else "")
@@ -217,6 +219,8 @@ def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1,
                               for lang, a in model_info["analysis"].items()) + ")"
                   if model == "bm25" else model))
     click.echo(format_table(results))
+    if levels:  # the paper protocol's queries: context, topic, sentence in its paragraph
+        click.echo(format_table(levels, label="level"))
     if by_lang is not None:
         click.echo(format_languages(by_lang))
     if json_path:

@@ -20,6 +20,16 @@ reported per question language (`evaluate_languages`): against the whole pool (t
 for that language's queries) and against the same-language part (the same scores, with the
 other languages' candidates left out of the ranking). A distinct question text takes the
 language of its first question row.
+
+Where the data says which paragraph and article each question and candidate comes from (a
+SQuAD-built set does), the paper protocol's queries are also ranked at three coarser or narrower
+levels (`RankCollector(levels=True)`, `results_by_level`), which tell a model that finds the
+topic from one that finds the sentence:
+- "paragraph": correct = any candidate of the question's paragraph (the right context found);
+- "article": correct = any candidate of the question's article (the right topic found);
+- "in_paragraph": the gold's rank among the candidates of the question's own paragraph only
+  (the right sentence picked once the paragraph is known; R@1 is sentence selection).
+In a multilingual pool an article is its title in the question's language.
 """
 from __future__ import annotations
 
@@ -29,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 RECALL_KS = (1, 5, 10, 50, 100)
+LEVELS = ("paragraph", "article", "in_paragraph")
 PROTOCOLS = ("paper", "reqa")
 PROTOCOL_NOTES = {
     "paper": "one query per question id; correct = a gold (sentence, passage) candidate",
@@ -58,13 +69,17 @@ class EvalSet:
     num_candidates: int
     text_langs: list[str] | None = None  # the language of each text (row)
     candidate_langs: np.ndarray | None = None  # str [candidates]
+    levels: "Levels | None" = None  # paragraphs and articles, where the data has them
 
     @classmethod
     def from_data(cls, data) -> "EvalSet":
         """From a ReqaData (wikipairs.trainer.reqa.data): its question rows and candidates."""
         ques, cand = data.questions, data.candidates
-        return cls.build(ques["question"], ques["gold_candidate_ids"], cand["sentence"],
-                         ques.get("lang"), cand.get("lang"))
+        eval_set = cls.build(ques["question"], ques["gold_candidate_ids"], cand["sentence"],
+                             ques.get("lang"), cand.get("lang"))
+        if all(k in ques and k in cand for k in ("paragraph_id", "title")):
+            eval_set.levels = Levels.build(ques, cand, ques.get("lang"), cand.get("lang"))
+        return eval_set
 
     @property
     def langs(self) -> list[str]:
@@ -110,6 +125,40 @@ class EvalSet:
                    np.asarray(list(candidate_langs), dtype=object) if candidate_langs else None)
 
 
+@dataclass
+class Levels:
+    """Where each paper-protocol query (question row) and candidate comes from: the candidate
+    indices of each query's paragraph and article, and its paragraph id beside every
+    candidate's (for the in-paragraph ranking)."""
+
+    paragraph_gold: list[np.ndarray]  # int64 candidate indices, one array per query
+    article_gold: list[np.ndarray]
+    query_paragraph: np.ndarray  # int64 [queries]
+    candidate_paragraph: np.ndarray  # int64 [candidates]; -1: no paragraph (extra candidates)
+
+    @classmethod
+    def build(cls, ques: dict, cand: dict, question_langs=None, candidate_langs=None) -> "Levels":
+        """From the question and candidate columns (paragraph_id, title, and lang if given)."""
+        candidate_paragraph = np.asarray(cand["paragraph_id"], dtype=np.int64)
+        by_paragraph: dict[int, list[int]] = {}
+        by_article: dict[tuple, list[int]] = {}
+        for j, (paragraph, title) in enumerate(zip(cand["paragraph_id"], cand["title"])):
+            by_paragraph.setdefault(int(paragraph), []).append(j)
+            lang = candidate_langs[j] if candidate_langs else ""
+            by_article.setdefault((lang, title), []).append(j)
+        paragraphs, articles = [], []
+        for i, (paragraph, title, golds) in enumerate(zip(
+                ques["paragraph_id"], ques["title"], ques["gold_candidate_ids"])):
+            lang = question_langs[i] if question_langs else ""
+            # the golds too: a candidate shared by two paragraphs is listed under the first
+            paragraphs.append(np.union1d(by_paragraph.get(int(paragraph), []), golds)
+                              .astype(np.int64))
+            articles.append(np.union1d(by_article.get((lang, title), []), paragraphs[-1])
+                            .astype(np.int64))
+        return cls(paragraphs, articles, np.asarray(ques["paragraph_id"], dtype=np.int64),
+                   candidate_paragraph)
+
+
 def gold_ranks(scores: np.ndarray, golds: list[np.ndarray]) -> np.ndarray:
     """Rank (1 = best, ties averaged) of the best-scored gold candidate of each row:
     scores float [n, candidates], golds[i] the correct candidate indices of row i."""
@@ -124,8 +173,13 @@ class RankCollector:
     """Collects exact ranks for every protocol from score chunks (rows start..start+n of the
     matrix [len(eval_set.texts), num_candidates]), so the full matrix never exists at once."""
 
-    def __init__(self, eval_set: EvalSet, same_lang: bool = False):
+    def __init__(self, eval_set: EvalSet, same_lang: bool = False, levels: bool = False):
         self.eval_set = eval_set
+        # the paper protocol's queries at the paragraph and article levels (module doc)
+        self.levels = eval_set.levels if levels else None
+        n_paper = len(eval_set.protocols["paper"].text_index)
+        self.level_ranks = {name: np.full(n_paper, np.nan) for name in LEVELS} \
+            if self.levels is not None else {}
         self.ranks = {name: np.full(len(p.text_index), np.nan)
                       for name, p in eval_set.protocols.items()}
         # ranks among the candidates of the query's own language (multilingual pools)
@@ -155,14 +209,28 @@ class RankCollector:
             if self.same_lang:
                 same = self.eval_set.candidate_langs[None, :] == protocol.langs[queries][:, None]
                 self.same_ranks[name][queries] = gold_ranks(np.where(same, rows, -np.inf), golds)
+            if name == "paper" and self.levels is not None:
+                self._add_levels(queries, rows, golds)
+
+    def _add_levels(self, queries: np.ndarray, rows: np.ndarray, golds: list) -> None:
+        levels = self.levels
+        self.level_ranks["paragraph"][queries] = gold_ranks(
+            rows, [levels.paragraph_gold[q] for q in queries])
+        self.level_ranks["article"][queries] = gold_ranks(
+            rows, [levels.article_gold[q] for q in queries])
+        own = levels.candidate_paragraph[None, :] == levels.query_paragraph[queries][:, None]
+        for i, g in enumerate(golds):  # a gold listed under another paragraph stays in
+            own[i, g] = True
+        self.level_ranks["in_paragraph"][queries] = gold_ranks(
+            np.where(own, rows, -np.inf), golds)
 
     def results(self, ks=RECALL_KS) -> dict:
-        out = {}
-        for name, ranks in self.ranks.items():
-            if np.isnan(ranks).any():
-                raise ValueError(f"{name}: {int(np.isnan(ranks).sum())} queries were not scored")
-            out[name] = summarize(ranks, ks)
-        return out
+        return _summaries(self.ranks, ks)
+
+    def results_by_level(self, ks=RECALL_KS) -> dict:
+        """{level: metrics} of the paper protocol's queries (LEVELS; module doc); {} where the
+        collector does not rank levels or the data has no paragraphs and articles."""
+        return _summaries(self.level_ranks, ks)
 
     def results_by_lang(self, ks=RECALL_KS) -> dict:
         """{lang: {"pool": {protocol: metrics}, "same_lang": {...}}} for each question language
@@ -177,6 +245,16 @@ class RankCollector:
                                    for name, ranks in all_ranks.items()}
             out[lang] = entry
         return out
+
+
+def _summaries(ranks_by_name: dict, ks) -> dict:
+    """summarize() of each name's ranks, all of which must have been scored."""
+    out = {}
+    for name, ranks in ranks_by_name.items():
+        if np.isnan(ranks).any():
+            raise ValueError(f"{name}: {int(np.isnan(ranks).sum())} queries were not scored")
+        out[name] = summarize(ranks, ks)
+    return out
 
 
 def summarize(ranks: np.ndarray, ks=RECALL_KS) -> dict:
@@ -228,16 +306,19 @@ def evaluate_scores(eval_set: EvalSet, scores: np.ndarray, ks=RECALL_KS) -> dict
     return evaluate_chunks(eval_set, [(0, scores)], ks)
 
 
-def format_table(results: dict, ks=RECALL_KS) -> str:
-    """The paper's table: one line per protocol, R@k and MRR in percent."""
-    head = f"{'protocol':<10}{'queries':>9}" + "".join(f"{f'R@{k}':>8}" for k in ks) + f"{'MRR':>8}"
+def format_table(results: dict, ks=RECALL_KS, label: str = "protocol") -> str:
+    """The paper's table: one line per protocol (or level), R@k and MRR in percent."""
+    width = max([10, len(label) + 1, *(len(name) + 1 for name in results)])
+    head = f"{label:<{width}}{'queries':>9}" + "".join(f"{f'R@{k}':>8}" for k in ks) + f"{'MRR':>8}"
     lines = [head]
     for name, r in results.items():
-        lines.append(f"{name:<10}{r['queries']:>9,}" + "".join(f"{100 * r[f'R@{k}']:>8.2f}" for k in ks)
+        lines.append(f"{name:<{width}}{r['queries']:>9,}"
+                     + "".join(f"{100 * r[f'R@{k}']:>8.2f}" for k in ks)
                      + f"{100 * r['MRR']:>8.2f}")
     return "\n".join(lines)
 
 
-__all__ = ["RECALL_KS", "PROTOCOLS", "PROTOCOL_NOTES", "Protocol", "EvalSet", "gold_ranks",
+__all__ = ["RECALL_KS", "PROTOCOLS", "PROTOCOL_NOTES", "LEVELS", "Protocol", "EvalSet", "Levels",
+           "gold_ranks",
            "RankCollector", "summarize", "evaluate_chunks", "evaluate_languages",
            "evaluate_scores", "format_table", "format_languages"]

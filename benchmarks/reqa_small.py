@@ -393,10 +393,24 @@ def print_curves(curves: dict, heldout: dict) -> None:
 
 
 def print_table(results: dict, percents: list, split: str = "test") -> None:
-    cols = [("zero-shot", pct(p)) for p in percents] + [(pct(p), pct(p)) for p in percents]
-    head = "".join(f"{(('ZS ' if c == 'zero-shot' else 'FT ') + p + '%'):>24}" for c, p in cols)
     print(f"\nReQA SQuAD dev, recall in % on each split's {split} questions (protocol 'paper'; "
           "R@1/R@10/R@100); ZS = zero-shot (pre-trained only), FT = fine-tuned on P% of the questions")
+    print_grid(results, percents, split, cell)
+    print(f"\nthe same questions by level (reqa eval's levels): R@1 of the right paragraph / the "
+          "right article / the sentence within its paragraph")
+    print_grid(results, percents, split, level_cell)
+    print(f"\nrecall on the fine-tuning (training) questions beside the {split} questions (R@1/R@10/R@100)")
+    for p in percents:
+        for name, entry in results.get(pct(p), {}).items():
+            if "train" in entry:
+                print(f"  {pct(p):>3}% {name:<16} train {cell(entry['train']):>20}   "
+                      f"{split} {cell(entry.get(split)):>20}")
+
+
+def print_grid(results: dict, percents: list, split: str, fmt) -> None:
+    """One line per method, one column per zero-shot and fine-tuned split: fmt(eval result)."""
+    cols = [("zero-shot", pct(p)) for p in percents] + [(pct(p), pct(p)) for p in percents]
+    head = "".join(f"{(('ZS ' if c == 'zero-shot' else 'FT ') + p + '%'):>24}" for c, p in cols)
     print(f"{'method':<16}{head}")
     names = list(dict.fromkeys(n for c in results.values() for n in c))
     for name in names:
@@ -404,14 +418,8 @@ def print_table(results: dict, percents: list, split: str = "test") -> None:
         for c, p in cols:
             entry = results.get(c, {}).get(name, {})
             entry = entry.get(p, entry) if c == "zero-shot" else entry
-            cells.append(cell(entry.get(split)))
+            cells.append(fmt(entry.get(split)))
         print(f"{name:<16}" + "".join(f"{x:>24}" for x in cells))
-    print(f"\nrecall on the fine-tuning (training) questions beside the {split} questions (R@1/R@10/R@100)")
-    for p in percents:
-        for name, entry in results.get(pct(p), {}).items():
-            if "train" in entry:
-                print(f"  {pct(p):>3}% {name:<16} train {cell(entry['train']):>20}   "
-                      f"{split} {cell(entry.get(split)):>20}")
 
 
 def print_sweep(results: dict, percents: list, split: str) -> None:
@@ -450,6 +458,15 @@ def cell(result: dict | None) -> str:
         return "-"
     row = _protocol(result, "paper")
     return "/".join(f"{row.get(k, float('nan')):.1f}" for k in KEYS)
+
+
+def level_cell(result: dict | None) -> str:
+    """paragraph / article / in-paragraph R@1 in % ("-" for results without levels)."""
+    levels = (result or {}).get("levels")
+    if not levels:
+        return "-"
+    return "/".join(f"{100 * levels[k]['R@1']:.1f}" for k in ("paragraph", "article",
+                                                                "in_paragraph"))
 
 
 def _protocol(result: dict, protocol: str) -> dict:

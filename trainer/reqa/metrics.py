@@ -16,9 +16,9 @@ zero scores gets a rank in the thousands. Recall@k is the share of queries with 
 the mean of 1/rank.
 
 A multilingual pool (candidates and questions of several languages, LAReQA / XQuAD-R) is also
-reported per question language (`evaluate_languages`): against the whole pool (the ranks above,
-for that language's queries) and against the same-language part (the same scores, with the
-other languages' candidates left out of the ranking). A distinct question text takes the
+reported per question language (`RankCollector(same_lang=True)`, `results_by_lang`): against
+the whole pool (the ranks above, for that language's queries) and against the same-language
+part (the same scores, with the other languages' candidates left out of the ranking). A distinct question text takes the
 language of its first question row.
 
 Where the data says which paragraph and article each question and candidate comes from (a
@@ -277,16 +277,6 @@ def evaluate_chunks(eval_set: EvalSet, chunks: Iterable[tuple[int, np.ndarray]],
     return collector.results(ks)
 
 
-def evaluate_languages(eval_set: EvalSet, chunks: Iterable[tuple[int, np.ndarray]],
-                       ks=RECALL_KS) -> tuple[dict, dict]:
-    """(metrics as evaluate_chunks gives them, metrics per question language: whole pool and
-    same-language part; see RankCollector.results_by_lang)."""
-    collector = RankCollector(eval_set, same_lang=True)
-    for start, scores in chunks:
-        collector.add(start, scores)
-    return collector.results(ks), collector.results_by_lang(ks)
-
-
 def format_languages(by_lang: dict, ks=RECALL_KS) -> str:
     """One line per question language, candidates (whole pool, same language) and protocol."""
     head = (f"{'lang':<6}{'candidates':<12}{'protocol':<10}{'queries':>9}"
@@ -320,5 +310,5 @@ def format_table(results: dict, ks=RECALL_KS, label: str = "protocol") -> str:
 
 __all__ = ["RECALL_KS", "PROTOCOLS", "PROTOCOL_NOTES", "LEVELS", "Protocol", "EvalSet", "Levels",
            "gold_ranks",
-           "RankCollector", "summarize", "evaluate_chunks", "evaluate_languages",
+           "RankCollector", "summarize", "evaluate_chunks",
            "evaluate_scores", "format_table", "format_languages"]

@@ -195,6 +195,19 @@ def test_metrics_levels_hand_made_ranking(mini):
     assert (collector.level_ranks["in_paragraph"] <= paper).all()
 
 
+def test_levels_articles_per_language_and_extra_candidates():
+    """In a pool of two languages an article is its title in the question's language; a
+    candidate without a paragraph (-1, an extra one) joins the article by its title only."""
+    from wikipairs.trainer.reqa.metrics import Levels
+    cand = {"paragraph_id": [0, 0, 1, 2, -1], "title": ["A", "A", "A", "A", "A"]}
+    langs = ["es", "es", "ru", "es", "es"]
+    ques = {"paragraph_id": [0, 1], "title": ["A", "A"], "gold_candidate_ids": [[1], [2]]}
+    levels = Levels.build(ques, cand, ["es", "ru"], langs)
+    assert [g.tolist() for g in levels.paragraph_gold] == [[0, 1], [2]]
+    assert [g.tolist() for g in levels.article_gold] == [[0, 1, 3, 4], [2]]
+    assert levels.query_paragraph.tolist() == [0, 1]
+
+
 def test_gold_ranks_ties_and_summary():
     scores = np.array([[3, 3, 3, 3, 1], [5, 4, 3, 2, 1], [0, 0, 0, 0, 0]], np.float32)
     ranks = gold_ranks(scores, [np.array([2]), np.array([3, 4]), np.array([0])])

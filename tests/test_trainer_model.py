@@ -703,3 +703,19 @@ def test_two_replicas_equal_one_replica(oracle):
     assert r["grad_worst"] < 1, r
     assert r["fit_worst"] < 1, r
     assert r["chunked_fit_worst"] < 1, r
+
+
+def test_every_layer_of_the_model_module_is_registered_for_loading():
+    """Saved models name their layers `wikipairs>Class`; a layer class that lost its registration
+    (e.g. to a helper inserted under the decorator) would not load from a .keras file."""
+    import inspect
+
+    import keras
+
+    from wikipairs.trainer import model as model_module
+    classes = [c for _, c in inspect.getmembers(model_module, inspect.isclass)
+               if issubclass(c, keras.layers.Layer) and c.__module__ == model_module.__name__]
+    assert {c.__name__ for c in classes} >= {"TransformerBlock", "TransformerEncoder", "Tower"}
+    for c in classes:
+        assert keras.saving.get_registered_name(c) == f"wikipairs>{c.__name__}", c
+    assert keras.saving.get_registered_object("wikipairs>masked_mean") is None  # a function

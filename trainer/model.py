@@ -20,7 +20,6 @@ def _init(config: ModelConfig):
     return keras.initializers.TruncatedNormal(stddev=config.initializer_range)
 
 
-@keras.saving.register_keras_serializable("wikipairs")
 def masked_mean(sequence, token_ids):
     """sequence [B, L, H], token_ids int [B, L] -> [B, H]: the mean over the non-[PAD] positions
     (appending pads changes nothing; a row of pads only gives zeros)."""
@@ -29,6 +28,7 @@ def masked_mean(sequence, token_ids):
     return total / ops.maximum(ops.sum(mask, axis=1, keepdims=True), 1.0)
 
 
+@keras.saving.register_keras_serializable("wikipairs")
 class TransformerBlock(layers.Layer):
     """One post-layer-norm BERT layer: x [B, L, H], attention_mask bool [B, L, L] -> [B, L, H]."""
 

@@ -6,8 +6,10 @@
 #     bash benchmarks/gpu_mfu.sh            # device tool: run(command=..., carry=[".whl"])
 #
 # It installs .whl/*.whl (if any) into $SITE, prints the versions and the GPU, then runs
-# benchmarks/train_throughput.py once per entry of $RUNS ("BATCH[:KEY=VALUE,...]", model options
-# after the colon) with --bf16 --no-tensorflow, each under `timeout $RUN_TIMEOUT`, so one that
+# benchmarks/train_throughput.py once per entry of $RUNS ("BATCH[:KEY=VALUE,...[:--FLAG=V,...]]":
+# model options after the first colon, more train_throughput options after the second, e.g.
+# "256:attention_dropout=0:--profile=3,--dropout-rng=philox") with --bf16 --no-tensorflow, each
+# under `timeout $RUN_TIMEOUT`, so one that
 # fails or runs out of memory does not stop the others. Each run's JSON and the whole log go to
 # $OUT (default out/gpu). Defaults: CONFIG=base STEPS=50 RUNS="256 128 256:attention_dropout=0".
 # EXTRA="--reference pytorch" adds the PyTorch + transformers run of the same towers (bf16
@@ -47,10 +49,20 @@ for run in $RUNS; do
     batch=${run%%:*}
     name="${CONFIG}_bf16_b${batch}"
     opts=()
+    model_opts="" flags=""
     if [[ $run == *:* ]]; then
-        IFS=, read -ra pairs <<<"${run#*:}"
+        model_opts=${run#*:}
+        if [[ $model_opts == *:* ]]; then flags=${model_opts#*:}; model_opts=${model_opts%%:*}; fi
+    fi
+    if [[ -n $model_opts ]]; then
+        IFS=, read -ra pairs <<<"$model_opts"
         for pair in "${pairs[@]}"; do opts+=(--model-opt "$pair"); done
-        name+="_$(tr ',=' '__' <<<"${run#*:}")"
+        name+="_$(tr ',=' '__' <<<"$model_opts")"
+    fi
+    if [[ -n $flags ]]; then
+        IFS=, read -ra pairs <<<"$flags"
+        opts+=("${pairs[@]}")
+        name+="_$(tr -d '-' <<<"$flags" | tr ',=' '__')"
     fi
     echo "== $name" | tee -a "$LOG"
     # shellcheck disable=SC2086  # EXTRA is a list of options

@@ -130,9 +130,12 @@ def parse_args(argv=None):
     p.add_argument("--profile", type=int, default=0, metavar="STEPS",
                    help="jax: trace STEPS more steps with JAX's profiler and print where the "
                         "device time goes (kernel kinds, top kernels; kernel_profile.py)")
-    p.add_argument("--dropout-rng", choices=("keras", "philox"), default="keras",
-                   help="jax: draw dropout masks with Keras' threefry (default) or as uint16 "
-                        "bits from lax.rng_bit_generator's Philox (an experiment)")
+    p.add_argument("--dropout-rng", choices=("philox", "threefry"), default="philox",
+                   help="jax: dropout masks from Philox (default, trainer.fast_layers) or from "
+                        "Keras' own jax.random (threefry), to compare")
+    p.add_argument("--attention", choices=("fused", "keras"), default="fused",
+                   help="jax: attention with key lengths (default, trainer.fast_layers; cuDNN "
+                        "on a GPU) or Keras' MultiHeadAttention path with a [B, L, L] mask")
     p.add_argument("--reference", choices=REFERENCES, default=None,
                    help="also train the same towers with PyTorch + transformers (BertModel) in a "
                         "subprocess and print wikipairs/reference examples/s")
@@ -330,9 +333,10 @@ def run(args) -> dict:
     if backend not in BACKENDS:
         raise SystemExit(f"train_throughput: unknown backend {backend!r} ({', '.join(BACKENDS)})")
     os.environ["KERAS_BACKEND"] = backend
-    if (args.xla_flops or args.profile or args.dropout_rng != "keras") and backend != "jax":
-        raise SystemExit("train_throughput: --xla-flops, --profile and --dropout-rng need "
-                         "--backend jax")
+    if args.xla_flops and backend != "jax":
+        raise SystemExit("train_throughput: --xla-flops needs --backend jax")
+    if args.profile and backend != "jax":
+        raise SystemExit("train_throughput: --profile needs --backend jax")
     if args.no_tensorflow:
         if backend == "tensorflow":
             raise SystemExit("train_throughput: --no-tensorflow needs --backend jax")
@@ -346,13 +350,14 @@ def run(args) -> dict:
                          f"{backend!r} (keras was imported before KERAS_BACKEND was set)")
     if args.bf16:
         keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    if args.dropout_rng == "philox":
-        use_philox_dropout()
     if backend == "tensorflow":
         keras.utils.set_random_seed(args.seed)
     else:  # keras.utils.set_random_seed would import TensorFlow when it is installed
         np.random.seed(args.seed)
     TwoTower, ModelConfig, trainer_file = import_trainer()
+    fast_layers = sys.modules[TwoTower.__module__.rsplit(".", 1)[0] + ".fast_layers"]
+    fast_layers.Dropout.use_philox = args.dropout_rng == "philox"
+    fast_layers.SelfAttention.use_fused = args.attention == "fused"
     config = model_config(args, ModelConfig)
     lq, ld = config.max_query_len, config.max_doc_len
 
@@ -408,34 +413,10 @@ def run(args) -> dict:
         "peak_tflops": peak, "peak_source": peak_source,
         "mfu": None if peak is None else round(achieved / peak, 5),
         "final_loss": round(loss, 4), "tensorflow_imported": tf_loaded,
-        "dropout_rng": args.dropout_rng, "profile": profile,
+        "dropout_rng": args.dropout_rng if backend == "jax" else "tensorflow",
+        "attention": args.attention if backend == "jax" else "keras", "profile": profile,
         "trainer": trainer_file, "python": platform.python_version(),
     }
-
-
-def use_philox_dropout() -> None:
-    """Make Keras' JAX dropout draw its keep mask as uint16 bits from lax.rng_bit_generator
-    (Philox; XLA's RngBitGenerator) instead of jax.random.bernoulli's threefry, whose rounds run
-    on the ALUs for every element of every mask (attention probabilities: B x heads x L x L per
-    layer). The rate is kept to 1/65536; the seed still comes from the layer's SeedGenerator."""
-    import jax
-    import jax.numpy as jnp
-    from keras.src.backend.jax import random as jax_random
-
-    def dropout(inputs, rate, noise_shape=None, seed=None):
-        if rate == 1.0:
-            return jnp.zeros_like(inputs)
-        if rate == 0.0:
-            return inputs
-        seed = jnp.asarray(jax_random.jax_draw_seed(seed)).astype(jnp.uint32)
-        key = jnp.concatenate([seed, seed ^ jnp.uint32(0x9E3779B9)])
-        shape = jax_random._get_concrete_noise_shape(inputs, noise_shape)
-        _, bits = jax.lax.rng_bit_generator(key, shape, dtype=jnp.uint16,
-                                            algorithm=jax.lax.RandomAlgorithm.RNG_PHILOX)
-        keep = jnp.broadcast_to(bits >= jnp.uint16(round(rate * 65536)), inputs.shape)
-        return jax.lax.select(keep, inputs / (1.0 - rate), jnp.zeros_like(inputs))
-
-    jax_random.dropout = dropout
 
 
 def cpu_threads() -> int:
@@ -611,7 +592,9 @@ def _rate(tflops: float) -> str:
 
 def summary(r: dict) -> str:
     mfu = "n/a" if r["mfu"] is None else f"{100 * r['mfu']:.1f}%"
-    return (f"train_throughput {r['config']} {r['backend']} {r['policy']} on "
+    paths = (f"attention {r['attention']}, dropout {r['dropout_rng']}, "
+             if r["backend"] == "jax" else "")
+    return (f"train_throughput {r['config']} {r['backend']} {r['policy']} {paths}on "
             f"{r['device']['platform']}:{r['device']['kind']} batch {r['batch']} "
             + (f"chunks of {r['chunk_size']} " if r.get("chunk_size") else "") +
             f"peak RSS {r['peak_rss_mb']:,.0f} MB "

@@ -13,6 +13,7 @@ from wikipairs.special_tokens import CLS_ID, MASK_ID, NUM_SPECIAL_TOKENS, PAD_ID
 
 from .configs import (HARD_NEGATIVE_IDS, HARD_NEGATIVE_KEYS, HARD_NEGATIVE_MASK, NEGATIVE_KEYS,
                       ModelConfig, get_config)
+from .fast_layers import Dropout, SelfAttention
 from .losses import cross_replica_in_batch_loss
 
 
@@ -30,25 +31,26 @@ def masked_mean(sequence, token_ids):
 
 @keras.saving.register_keras_serializable("wikipairs")
 class TransformerBlock(layers.Layer):
-    """One post-layer-norm BERT layer: x [B, L, H], attention_mask bool [B, L, L] -> [B, L, H]."""
+    """One post-layer-norm BERT layer: x [B, L, H], attention_mask bool [B, L, L], key_lengths
+    int32 [B] (real tokens per row; fast_layers.SelfAttention) -> [B, L, H]."""
 
     def __init__(self, config: ModelConfig, **kwargs):
         super().__init__(**kwargs)
         c, init = config, _init(config)
-        self.attention = layers.MultiHeadAttention(
+        self.attention = SelfAttention(
             c.num_heads, c.hidden_size // c.num_heads, dropout=c.attention_dropout,
             kernel_initializer=init, name="attention")
-        self.attention_dropout = layers.Dropout(c.dropout)
+        self.attention_dropout = Dropout(c.dropout)
         self.attention_norm = layers.LayerNormalization(epsilon=c.layer_norm_epsilon,
                                                         name="attention_norm")
         self.ff_in = layers.Dense(c.ff_size, activation="gelu", kernel_initializer=init,
                                   name="ff_in")
         self.ff_out = layers.Dense(c.hidden_size, kernel_initializer=init, name="ff_out")
-        self.ff_dropout = layers.Dropout(c.dropout)
+        self.ff_dropout = Dropout(c.dropout)
         self.ff_norm = layers.LayerNormalization(epsilon=c.layer_norm_epsilon, name="ff_norm")
 
-    def call(self, x, attention_mask, training=False):
-        a = self.attention(x, x, attention_mask=attention_mask, training=training)
+    def call(self, x, attention_mask, key_lengths=None, training=False):
+        a = self.attention(x, attention_mask, key_lengths, training=training)
         x = self.attention_norm(x + self.attention_dropout(a, training=training))
         f = self.ff_out(self.ff_in(x))
         return self.ff_norm(x + self.ff_dropout(f, training=training))
@@ -72,7 +74,7 @@ class TransformerEncoder(layers.Layer):
                                                 name="token_embedding")
         self.embedding_norm = layers.LayerNormalization(epsilon=c.layer_norm_epsilon,
                                                         name="embedding_norm")
-        self.embedding_dropout = layers.Dropout(c.dropout)
+        self.embedding_dropout = Dropout(c.dropout)
         self.blocks = [TransformerBlock(c, name=f"layer_{i}") for i in range(c.num_layers)]
 
     def build(self, input_shape=None):
@@ -88,8 +90,11 @@ class TransformerEncoder(layers.Layer):
         x = self.embedding_dropout(self.embedding_norm(x), training=training)
         keys = ops.not_equal(token_ids, PAD_ID)[:, None, :]  # [B, 1, L]
         mask = ops.logical_and(keys, ops.ones((1, length, 1), dtype="bool"))  # [B, L, L]
+        # right-padded rows: the real tokens are the first `lengths`; >= 1 keeps a row of pads
+        # finite on the fused path (its output is never used)
+        lengths = ops.maximum(ops.sum(ops.cast(keys[:, 0, :], "int32"), axis=1), 1)
         for block in self.blocks:
-            x = block(x, mask, training=training)
+            x = block(x, mask, lengths, training=training)
         return x
 
     @staticmethod
@@ -119,7 +124,7 @@ class BowEncoder(layers.Layer):
         self.token_embedding = layers.Embedding(c.vocab_size, c.hidden_size,
                                                 embeddings_initializer=_init(c),
                                                 name="token_embedding")
-        self.dropout = layers.Dropout(c.dropout)
+        self.dropout = Dropout(c.dropout)
         self.hidden = layers.Dense(c.embedding_dim, activation="tanh", name="hidden")
         self.output_layer = layers.Dense(c.embedding_dim, activation="tanh", name="output")
 

@@ -1,0 +1,111 @@
+"""Two Keras layers with a faster path on the JAX backend: the same weights, the same function.
+
+- `SelfAttention`: Keras' MultiHeadAttention on one right-padded sequence, told how many
+  tokens of each row are real (`key_lengths`, int32 [B]). Where the attention probabilities are
+  not dropped (attention_dropout 0, or inference), JAX runs `jax.nn.dot_product_attention` with
+  `key_value_seq_lengths`: cuDNN's fused (flash) attention with its padding mask on a GPU in
+  bfloat16/float16, XLA's elsewhere. No [B, L, L] mask is built or turned into a bias: on an
+  H200 that conversion (a compare and transpose per layer) and the bias read by cuDNN took about
+  a tenth of a `base` step (benchmarks/README.md, "Where the GPU time goes"). With dropout on the
+  probabilities, and on TensorFlow, Keras' own path with the boolean mask.
+- `Dropout`: on JAX the keep mask is drawn as uint16 bits by XLA's RngBitGenerator (Philox)
+  instead of `jax.random.bernoulli`'s threefry, whose rounds run on the ALUs for every element
+  of every mask (on an H200, `base` with attention dropout went from 1,295 to 1,414 examples/s).
+  The rate is kept to 1/65536; the seed still comes from the layer's SeedGenerator, so a step
+  is as reproducible as before and GradCache's replay of a pass's masks still holds. TensorFlow:
+  Keras' Dropout unchanged.
+
+Both keep Keras' sublayers and variables (names, shapes, the seed generator's state), so a
+checkpoint written before loads unchanged. Rows must be right-padded ([PAD] only after the last
+real token, as everywhere in wikipairs); a row of pads only attends to its first position.
+"""
+from __future__ import annotations
+
+import keras
+from keras import layers, ops
+
+
+def philox_dropout(inputs, rate: float, seed_generator):
+    """inputs [...] -> inputs / (1 - rate) where a uint16 Philox draw >= rate * 65536, else 0
+    (JAX only): the keep mask from `jax.lax.rng_bit_generator`, keyed by the next seed of
+    `seed_generator` (a keras.random.SeedGenerator)."""
+    import jax
+    import jax.numpy as jnp
+    from keras.src.random.seed_generator import draw_seed
+
+    seed = jnp.asarray(draw_seed(seed_generator)).astype(jnp.uint32)  # [2]
+    key = jnp.concatenate([seed, seed ^ jnp.uint32(0x9E3779B9)])  # Philox takes uint32[4]
+    _, bits = jax.lax.rng_bit_generator(key, inputs.shape, dtype=jnp.uint16,
+                                        algorithm=jax.lax.RandomAlgorithm.RNG_PHILOX)
+    keep = bits >= jnp.uint16(min(round(rate * 65536), 65535))
+    return jax.lax.select(keep, inputs / jnp.asarray(1.0 - rate, inputs.dtype),
+                          jnp.zeros_like(inputs))
+
+
+@keras.saving.register_keras_serializable("wikipairs")
+class Dropout(layers.Dropout):
+    """keras.layers.Dropout whose JAX masks come from Philox (`philox_dropout`); no noise_shape.
+    `use_philox` (class attribute, also read by SelfAttention) switches back to threefry."""
+
+    use_philox = True
+
+    def call(self, inputs, training=False):
+        if (training and 0.0 < self.rate < 1.0 and self.use_philox
+                and keras.backend.backend() == "jax"):
+            return philox_dropout(inputs, self.rate, self.seed_generator)
+        return super().call(inputs, training=training)
+
+
+def fused_attention(query, key, value, key_lengths, scale: float):
+    """query/key/value [B, L, N, H], key_lengths int32 [B] -> [B, L, N, H] (JAX only): softmax
+    over the first key_lengths[b] keys of row b; cuDNN on a GPU in 16-bit floats, else XLA."""
+    import jax
+    import jax.numpy as jnp
+
+    implementations = ["xla"]
+    if jax.default_backend() == "gpu" and query.dtype in (jnp.bfloat16, jnp.float16):
+        implementations.insert(0, "cudnn")
+    for i, implementation in enumerate(implementations):
+        try:
+            return jax.nn.dot_product_attention(
+                query, key, value, key_value_seq_lengths=key_lengths, scale=scale,
+                implementation=implementation)
+        except Exception:  # cuDNN refuses a shape or version at trace time: XLA's then
+            if i == len(implementations) - 1:
+                raise
+
+
+@keras.saving.register_keras_serializable("wikipairs")
+class SelfAttention(layers.MultiHeadAttention):
+    """Multi-head self-attention: x [B, L, D], attention_mask bool [B, L, L], key_lengths int32
+    [B] (real tokens per right-padded row, >= 1) -> [B, L, D]. `use_fused` (class attribute)
+    switches the JAX fast path off, e.g. to compare it with Keras' path."""
+
+    use_fused = True
+
+    def build(self, x_shape, attention_mask_shape=None, key_lengths_shape=None):
+        super().build(x_shape, x_shape)
+
+    def compute_output_shape(self, x_shape, attention_mask_shape=None, key_lengths_shape=None):
+        return tuple(x_shape)
+
+    def call(self, x, attention_mask, key_lengths=None, training=False):
+        query, key, value = self._query_dense(x), self._key_dense(x), self._value_dense(x)
+        dropping = bool(training) and self._dropout > 0.0
+        on_jax = keras.backend.backend() == "jax"
+        if on_jax and self.use_fused and key_lengths is not None and not dropping:
+            out = fused_attention(query, key, value, key_lengths, self._inverse_sqrt_key_dim)
+        elif on_jax and dropping and Dropout.use_philox:
+            out = self._dropped_attention(query, key, value, attention_mask)
+        else:
+            out, _ = self._compute_attention(query, key, value, attention_mask, training)
+        return self._output_dense(out)
+
+    def _dropped_attention(self, query, key, value, attention_mask):
+        """Keras' explicit path (scores, masked softmax, dropout, weighted values) with the
+        probabilities dropped by `philox_dropout` under the layer's own seed generator."""
+        query = ops.multiply(query, ops.cast(self._inverse_sqrt_key_dim, query.dtype))
+        scores = ops.einsum(self._dot_product_equation, key, query)
+        probs = self._masked_softmax(scores, attention_mask)
+        probs = philox_dropout(probs, self._dropout, self._dropout_layer.seed_generator)
+        return ops.einsum(self._combine_equation, probs, value)

@@ -592,9 +592,9 @@ def _rate(tflops: float) -> str:
 
 def summary(r: dict) -> str:
     mfu = "n/a" if r["mfu"] is None else f"{100 * r['mfu']:.1f}%"
-    paths = (f"attention {r['attention']}, dropout {r['dropout_rng']}, "
-             if r["backend"] == "jax" else "")
-    return (f"train_throughput {r['config']} {r['backend']} {r['policy']} {paths}on "
+    paths = (f"; attention {r['attention']}, dropout {r['dropout_rng']}"
+             if r["backend"] == "jax" and r["config"] != "bow" else "")
+    return (f"train_throughput {r['config']} {r['backend']} {r['policy']} on "
             f"{r['device']['platform']}:{r['device']['kind']} batch {r['batch']} "
             + (f"chunks of {r['chunk_size']} " if r.get("chunk_size") else "") +
             f"peak RSS {r['peak_rss_mb']:,.0f} MB "
@@ -603,7 +603,7 @@ def summary(r: dict) -> str:
             f"{r['warmup_s']:.1f} s), {r['gflops_per_example']:.3f} GFLOP/example, "
             f"{_rate(r['achieved_tflops'])}, MFU {mfu} "
             f"(peak {r['peak_tflops'] if r['peak_tflops'] is not None else 'n/a'} TFLOPS: "
-            f"{r['peak_source']})")
+            f"{r['peak_source']}){paths}")
 
 
 def reference_summary(r: dict) -> str:

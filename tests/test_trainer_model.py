@@ -712,10 +712,13 @@ def test_every_layer_of_the_model_module_is_registered_for_loading():
 
     import keras
 
+    from wikipairs.trainer import fast_layers
     from wikipairs.trainer import model as model_module
-    classes = [c for _, c in inspect.getmembers(model_module, inspect.isclass)
-               if issubclass(c, keras.layers.Layer) and c.__module__ == model_module.__name__]
-    assert {c.__name__ for c in classes} >= {"TransformerBlock", "TransformerEncoder", "Tower"}
+    classes = [c for module in (model_module, fast_layers)
+               for _, c in inspect.getmembers(module, inspect.isclass)
+               if issubclass(c, keras.layers.Layer) and c.__module__ == module.__name__]
+    assert {c.__name__ for c in classes} >= {"TransformerBlock", "TransformerEncoder", "Tower",
+                                             "SelfAttention", "Dropout"}
     for c in classes:
         assert keras.saving.get_registered_name(c) == f"wikipairs>{c.__name__}", c
     assert keras.saving.get_registered_object("wikipairs>masked_mean") is None  # a function

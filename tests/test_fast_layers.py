@@ -1,0 +1,122 @@
+"""trainer.fast_layers: the JAX fast paths compute what Keras' layers compute (oracles), and the
+layers keep Keras' variables, so checkpoints written before load unchanged."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+JAX_ENV = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
+               CUDA_VISIBLE_DEVICES="")
+
+
+def run_jax(code: str, *args: str) -> subprocess.CompletedProcess:
+    pytest.importorskip("jax")
+    return subprocess.run([sys.executable, *(("-c", code) if code else ()), *args], cwd=REPO,
+                          env=JAX_ENV, text=True, capture_output=True, timeout=600)
+
+
+def result(proc) -> dict:
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def test_fused_attention_equals_keras_masked_attention_on_padded_rows():
+    """benchmarks/fused_attention_check.py on CPU (XLA): the encoder's output at the real
+    positions and the gradients of every weight, fused path against Keras' masked
+    MultiHeadAttention, rows of lengths 1..L; float32, so to rounding (tol 1e-5)."""
+    proc = run_jax("", "benchmarks/fused_attention_check.py", "--config", "tiny", "--batch", "6",
+                   "--length", "40")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "finite True" in proc.stdout
+
+
+WRONG_LENGTHS = r'''
+import sys
+sys.path.insert(0, "benchmarks")
+import trainer.fast_layers as fast_layers
+fused = fast_layers.fused_attention
+fast_layers.fused_attention = lambda q, k, v, lengths, scale: fused(q, k, v, lengths + 1, scale)
+import fused_attention_check
+sys.exit(fused_attention_check.main(["--config", "tiny", "--batch", "6", "--length", "40"]))
+'''
+
+
+def test_the_check_fails_when_the_lengths_are_off_by_one():
+    """The oracle above can fail: one more key per row (a pad attended) exceeds its tolerance."""
+    proc = run_jax(WRONG_LENGTHS)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+
+
+PHILOX = r'''
+import json
+import numpy as np
+import keras
+from trainer.fast_layers import Dropout, SelfAttention
+x = np.ones((200, 500), "float32")
+a, b = Dropout(0.1, seed=7), Dropout(0.1, seed=7)
+first, again, other = (np.asarray(layer(x, training=True)) for layer in (a, b, a))
+inference = np.asarray(a(x, training=False))
+Dropout.use_philox = False
+threefry = np.asarray(Dropout(0.1, seed=7)(x, training=True))
+Dropout.use_philox = True
+# attention probabilities dropped by Philox under the MultiHeadAttention's own seed generator
+attention = SelfAttention(2, 4, dropout=0.5, seed=3)
+h = np.random.default_rng(0).normal(size=(2, 6, 8)).astype("float32")
+mask = np.ones((2, 6, 6), bool)
+dropped = [np.asarray(attention(h, mask, np.array([6, 6], "int32"), training=True))
+           for _ in range(2)]
+plain = np.asarray(attention(h, mask, np.array([6, 6], "int32"), training=False))
+print("RESULT " + json.dumps({
+    "keep": float((first > 0).mean()), "values": sorted({round(float(v), 5) for v in first.flat}),
+    "same_seed_same_mask": bool((first == again).all()),
+    "next_call_differs": float(((first > 0) == (other > 0)).mean()),
+    "inference_identity": bool((inference == x).all()),
+    "threefry_differs": bool((threefry != first).any()),
+    "attention_dropped_differs": bool(np.abs(dropped[0] - dropped[1]).max() > 1e-3),
+    "attention_plain_differs": bool(np.abs(dropped[0] - plain).max() > 1e-3),
+    "finite": bool(all(np.isfinite(d).all() for d in dropped)),
+    "variables": len(attention.weights),
+}))
+'''
+
+
+def test_philox_dropout_keeps_the_rate_the_scale_and_the_seed():
+    """On JAX: keep fraction 0.9 of 100,000 (+-0.5%), kept values scaled by 1/0.9; the same
+    seed gives the same mask, the next call a new one (agreement ~0.9^2 + 0.1^2); identity at
+    inference; not threefry's stream; attention probabilities dropped differently per call."""
+    r = result(run_jax(PHILOX))
+    assert abs(r["keep"] - 0.9) < 0.005
+    assert r["values"] == [0.0, round(1 / 0.9, 5)]
+    assert r["same_seed_same_mask"] and r["inference_identity"] and r["threefry_differs"]
+    assert abs(r["next_call_differs"] - 0.82) < 0.01
+    assert r["attention_dropped_differs"] and r["attention_plain_differs"] and r["finite"]
+
+
+def test_the_layers_keep_keras_variables():
+    """SelfAttention has MultiHeadAttention's variables (paths and shapes) and Dropout has
+    keras Dropout's (its seed generator's state): a checkpoint of the old layers loads."""
+    import keras
+
+    from trainer.fast_layers import Dropout, SelfAttention
+
+    x = np.zeros((2, 5, 8), "float32")
+    ours = SelfAttention(2, 4, name="attention")
+    ours(x, np.ones((2, 5, 5), bool), np.array([5, 3], "int32"))
+    theirs = keras.layers.MultiHeadAttention(2, 4, name="attention")
+    theirs(x, x, attention_mask=np.ones((2, 5, 5), bool))
+    shapes = lambda layer: sorted((v.path, tuple(v.shape)) for v in layer.weights)  # noqa: E731
+    assert shapes(ours) == shapes(theirs) and len(shapes(ours)) == 8
+    ours.set_weights(theirs.get_weights())
+    for a, b in zip(ours.weights, theirs.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    drop, keras_drop = Dropout(0.1, name="d"), keras.layers.Dropout(0.1, name="d")
+    described = lambda layer: [(v.name, tuple(v.shape), v.dtype)  # noqa: E731
+                               for v in layer.variables]
+    assert described(drop) == described(keras_drop)
+    assert [name for name, _, _ in described(drop)] == ["seed_generator_state"]

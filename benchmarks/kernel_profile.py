@@ -55,25 +55,10 @@ def _union_ns(intervals: list[tuple[int, int]]) -> int:
     return total
 
 
-def scope_of(stats) -> str | None:
-    """The model scope of a kernel from its `tf_op` stat (the HLO op_name that JAX's named
-    scopes and Keras' layer names build): layer numbers folded to N, "bwd" where the op is in
-    a transpose (the backward pass), the last three scope parts and the primitive."""
-    op_name = next((v for k, v in stats if k in ("tf_op", "long_name") and isinstance(v, str)),
-                   None)
-    if not op_name:
-        return None
-    backward = "transpose(" in op_name
-    parts = [re.sub(r"^(?:\w+\()+|\)+$", "", part) for part in op_name.split("/")]
-    parts = [re.sub(r"layer_\d+", "layer_N", part) for part in parts
-             if part and not part.startswith("jit") and part != "main"]
-    return ("bwd " if backward else "fwd ") + "/".join(parts[-4:])
-
-
 def summarize(profile, wall_s: float, steps: int, top: int = 25) -> dict:
-    """A `jax._src.profiler.ProfileData` -> {kinds, top kernels and scopes, busy}, in ms/step."""
+    """A `jax._src.profiler.ProfileData` -> {kinds, top kernels, busy}, in ms/step. (Kernel
+    names only: on the H200 the events' op-name stat held the module, not the layer scope.)"""
     by_name: dict[str, list] = {}
-    by_scope: dict[str, int] = {}
     intervals: list[tuple[int, int]] = []
     device_planes = [p for p in profile.planes if p.name.startswith("/device:")]
     for plane in device_planes:
@@ -85,9 +70,6 @@ def summarize(profile, wall_s: float, steps: int, top: int = 25) -> dict:
                 entry[0] += event.duration_ns
                 entry[1] += 1
                 intervals.append((event.start_ns, event.end_ns))
-                scope = scope_of(event.stats)
-                if scope:
-                    by_scope[scope] = by_scope.get(scope, 0) + event.duration_ns
     source = "device kernels"
     if not device_planes:  # CPU: the host's XLA ops are the nearest thing
         source = "host XLA ops (no device plane)"
@@ -113,9 +95,6 @@ def summarize(profile, wall_s: float, steps: int, top: int = 25) -> dict:
         "top": [{"name": name[:160], "kind": kind_of(name), "ms_per_step": per_step(ns),
                  "calls_per_step": round(calls / steps, 2), "share": round(ns / total_ns, 4)}
                 for name, (ns, calls) in ranked[:top]],
-        "top_scopes": [{"scope": scope[:160], "ms_per_step": per_step(ns),
-                        "share": round(ns / total_ns, 4)}
-                       for scope, ns in sorted(by_scope.items(), key=lambda kv: -kv[1])[:top]],
     }
 
 
@@ -149,8 +128,4 @@ def format_table(table: dict) -> str:
     for k in table["top"]:
         lines.append(f"    {k['ms_per_step']:8.2f} {k['calls_per_step']:7.1f}  {k['kind']:<14} "
                      f"{k['name'][:100]}")
-    if table.get("top_scopes"):
-        lines.append("    top scopes (ms/step):")
-        for k in table["top_scopes"]:
-            lines.append(f"    {k['ms_per_step']:8.2f}  {k['scope'][:120]}")
     return "\n".join(lines)

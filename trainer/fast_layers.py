@@ -21,6 +21,8 @@ real token, as everywhere in wikipairs); a row of pads only attends to its first
 """
 from __future__ import annotations
 
+import math
+
 import keras
 from keras import layers, ops
 
@@ -31,9 +33,8 @@ def philox_dropout(inputs, rate: float, seed_generator):
     `seed_generator` (a keras.random.SeedGenerator)."""
     import jax
     import jax.numpy as jnp
-    from keras.src.random.seed_generator import draw_seed
 
-    seed = jnp.asarray(draw_seed(seed_generator)).astype(jnp.uint32)  # [2]
+    seed = jnp.asarray(seed_generator.next()).astype(jnp.uint32)  # [2], as Keras' dropout draws
     key = jnp.concatenate([seed, seed ^ jnp.uint32(0x9E3779B9)])  # Philox takes uint32[4]
     _, bits = jax.lax.rng_bit_generator(key, inputs.shape, dtype=jnp.uint16,
                                         algorithm=jax.lax.RandomAlgorithm.RNG_PHILOX)
@@ -94,17 +95,20 @@ class SelfAttention(layers.MultiHeadAttention):
         dropping = bool(training) and self._dropout > 0.0
         on_jax = keras.backend.backend() == "jax"
         if on_jax and self.use_fused and key_lengths is not None and not dropping:
-            out = fused_attention(query, key, value, key_lengths, self._inverse_sqrt_key_dim)
+            out = fused_attention(query, key, value, key_lengths, self._scale())
         elif on_jax and dropping and Dropout.use_philox:
             out = self._dropped_attention(query, key, value, attention_mask)
         else:
             out, _ = self._compute_attention(query, key, value, attention_mask, training)
         return self._output_dense(out)
 
+    def _scale(self) -> float:
+        return 1.0 / math.sqrt(float(self._key_dim))  # as Keras scales the queries
+
     def _dropped_attention(self, query, key, value, attention_mask):
         """Keras' explicit path (scores, masked softmax, dropout, weighted values) with the
         probabilities dropped by `philox_dropout` under the layer's own seed generator."""
-        query = ops.multiply(query, ops.cast(self._inverse_sqrt_key_dim, query.dtype))
+        query = ops.multiply(query, ops.cast(self._scale(), query.dtype))
         scores = ops.einsum(self._dot_product_equation, key, query)
         probs = self._masked_softmax(scores, attention_mask)
         probs = philox_dropout(probs, self._dropout, self._dropout_layer.seed_generator)

@@ -58,28 +58,23 @@ def _union_ns(intervals: list[tuple[int, int]]) -> int:
 def summarize(profile, wall_s: float, steps: int, top: int = 25) -> dict:
     """A `jax._src.profiler.ProfileData` -> {kinds, top kernels, busy}, in ms/step. (Kernel
     names only: on the H200 the events' op-name stat held the module, not the layer scope.)"""
+    device_planes = [p for p in profile.planes if p.name.startswith("/device:")]
+    if device_planes:
+        source = "device kernels"
+        lines = [line for plane in device_planes for line in plane.lines
+                 if line.name not in SKIP_LINES and not line.name.startswith("XLA")]
+    else:  # CPU: the host's XLA ops are the nearest thing
+        source = "host XLA ops (no device plane)"
+        lines = [line for plane in profile.planes for line in plane.lines
+                 if line.name.startswith("tf_XLA")]
     by_name: dict[str, list] = {}
     intervals: list[tuple[int, int]] = []
-    device_planes = [p for p in profile.planes if p.name.startswith("/device:")]
-    for plane in device_planes:
-        for line in plane.lines:
-            if line.name in SKIP_LINES or line.name.startswith("XLA"):
-                continue
-            for event in line.events:
-                entry = by_name.setdefault(event.name, [0, 0])
-                entry[0] += event.duration_ns
-                entry[1] += 1
-                intervals.append((event.start_ns, event.end_ns))
-    source = "device kernels"
-    if not device_planes:  # CPU: the host's XLA ops are the nearest thing
-        source = "host XLA ops (no device plane)"
-        for plane in profile.planes:
-            for line in plane.lines:
-                if line.name.startswith("tf_XLA"):
-                    for event in line.events:
-                        entry = by_name.setdefault(event.name, [0, 0])
-                        entry[0] += event.duration_ns
-                        entry[1] += 1
+    for line in lines:
+        for event in line.events:
+            entry = by_name.setdefault(event.name, [0, 0])
+            entry[0] += event.duration_ns
+            entry[1] += 1
+            intervals.append((event.start_ns, event.end_ns))
     total_ns = sum(ns for ns, _ in by_name.values()) or 1
     kinds: dict[str, float] = {}
     for name, (ns, _) in by_name.items():
@@ -89,7 +84,7 @@ def summarize(profile, wall_s: float, steps: int, top: int = 25) -> dict:
     return {
         "source": source, "steps": steps, "wall_ms_per_step": round(1000 * wall_s / steps, 3),
         "kernel_ms_per_step": per_step(total_ns),
-        "busy_ms_per_step": per_step(_union_ns(intervals)) if intervals else None,
+        "busy_ms_per_step": per_step(_union_ns(intervals)) if device_planes else None,
         "kinds": {k: {"ms_per_step": per_step(ns), "share": round(ns / total_ns, 4)}
                   for k, ns in sorted(kinds.items(), key=lambda kv: -kv[1])},
         "top": [{"name": name[:160], "kind": kind_of(name), "ms_per_step": per_step(ns),

@@ -6,6 +6,7 @@ place and never copy it into the repository. Nothing is downloaded.
 from __future__ import annotations
 
 import os
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -136,6 +137,14 @@ def run_cli(*args: str, cwd: Path | str | None = None, timeout: float = 300
     argv, env = cli_command(*args)
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
                           encoding="utf-8", timeout=timeout)
+
+
+def result_json(returncode: int, stdout: str, stderr: str) -> dict:
+    """The JSON of the last "RESULT {...}" line a child script printed; the child must have
+    exited 0 and printed one (else the assertion shows the end of its stderr)."""
+    lines = [line for line in stdout.splitlines() if line.startswith("RESULT ")]
+    assert returncode == 0 and lines, f"{stdout[-3000:]}\n{stderr[-5000:]}"
+    return json.loads(lines[-1][len("RESULT "):])
 
 
 def describe(result: subprocess.CompletedProcess) -> str:

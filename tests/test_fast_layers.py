@@ -1,6 +1,5 @@
 """trainer.fast_layers: the JAX fast paths compute what Keras' layers compute (oracles), and the
 layers keep Keras' variables, so checkpoints written before load unchanged."""
-import json
 import os
 import subprocess
 import sys
@@ -8,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import result_json
 
 REPO = Path(__file__).resolve().parents[1]
 JAX_ENV = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
@@ -21,9 +21,7 @@ def run_jax(code: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def result(proc) -> dict:
-    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
+    return result_json(proc.returncode, proc.stdout, proc.stderr)
 
 
 def test_fused_attention_equals_keras_masked_attention_on_padded_rows():

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import assert_one_line_error, cli_command, describe, run_cli
+from conftest import assert_one_line_error, cli_command, describe, result_json, run_cli
 
 from wikipairs.pairs.tasks import doc_id as make_doc_id
 from wikipairs.schemas import pair_fields
@@ -331,9 +331,7 @@ def oracle_runs():
         proc = procs[backend]
         out, err = proc.stdout.read(), proc.stderr.read()
         proc.wait(timeout=300)
-        lines = [x for x in out.splitlines() if x.startswith("RESULT ")]
-        assert proc.returncode == 0 and lines, err[-3000:]
-        return json.loads(lines[-1][len("RESULT "):])
+        return result_json(proc.returncode, out, err)
 
     yield result
     for proc in procs.values():

@@ -5,6 +5,7 @@ from pathlib import Path
 from types import SimpleNamespace as NS
 
 import pytest
+from conftest import result_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import kernel_profile  # noqa: E402
@@ -53,7 +54,6 @@ print("RESULT " + json.dumps(table))
 
 def test_a_real_trace_on_cpu_lists_the_host_xla_ops():
     """JAX's profiler and ProfileData as they are (a subprocess: no other profiler in it)."""
-    import json
     import os
     import subprocess
 
@@ -61,8 +61,6 @@ def test_a_real_trace_on_cpu_lists_the_host_xla_ops():
     proc = subprocess.run([sys.executable, "-c", REAL_TRACE], text=True, capture_output=True,
                           cwd=Path(__file__).resolve().parents[1], timeout=300,
                           env=dict(os.environ, JAX_PLATFORMS="cpu", CUDA_VISIBLE_DEVICES=""))
-    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    table = json.loads(lines[-1][len("RESULT "):])
+    table = result_json(proc.returncode, proc.stdout, proc.stderr)
     assert table["source"] == "host XLA ops (no device plane)"
     assert table["kernel_ms_per_step"] > 0 and table["top"]

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 keras = pytest.importorskip("keras")
+from conftest import result_json  # noqa: E402
 from keras import ops  # noqa: E402
 
 from wikipairs.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID  # noqa: E402
@@ -127,9 +128,7 @@ def oracle():
 
     def result() -> dict:
         out, err = proc.communicate(timeout=300)
-        lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
-        assert proc.returncode == 0 and lines, f"oracle failed:\n{out[-3000:]}\n{err[-5000:]}"
-        return json.loads(lines[-1][len("RESULT "):])
+        return result_json(proc.returncode, out, err)
 
     yield result
     if proc.poll() is None:
@@ -294,9 +293,7 @@ def test_clean_negatives_equal_the_loss_without_the_duplicates(backend):
         proc = subprocess.run([sys.executable, "-c", CLEAN_LOSS], env=env, text=True,
                               capture_output=True, timeout=300,
                               input=json.dumps([q.tolist(), d.tolist(), k.tolist()]))
-        lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-        assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-        results.append(json.loads(lines[-1][len("RESULT "):]))
+        results.append(result_json(proc.returncode, proc.stdout, proc.stderr))
     dup, nodup = results
     assert dup["backend"] == backend
     assert dup["clean"] == pytest.approx(expected, rel=1e-5)
@@ -672,9 +669,7 @@ def test_gradcache_step_equals_the_plain_step(backend):
                CUDA_VISIBLE_DEVICES="")
     proc = subprocess.run([sys.executable, "-c", GRADCACHE], env=env, text=True,
                           capture_output=True, timeout=500)
-    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    r = json.loads(lines[-1][len("RESULT "):])
+    r = result_json(proc.returncode, proc.stdout, proc.stderr)
     assert r["backend"] == backend and r["loss"] > 0.5, r
     for chunk in (1, 2, 4):
         assert r[f"loss_{chunk}"] == pytest.approx(r["loss"], rel=1e-5), r

@@ -55,7 +55,7 @@ PHILOX = r'''
 import json
 import numpy as np
 import keras
-from trainer.fast_layers import Dropout, SelfAttention
+from trainer.fast_layers import Dropout, SelfAttention, uint16_bits
 x = np.ones((200, 500), "float32")
 a, b = Dropout(0.1, seed=7), Dropout(0.1, seed=7)
 first, again, other = (np.asarray(layer(x, training=True)) for layer in (a, b, a))
@@ -70,7 +70,13 @@ mask = np.ones((2, 6, 6), bool)
 dropped = [np.asarray(attention(h, mask, np.array([6, 6], "int32"), training=True))
            for _ in range(2)]
 plain = np.asarray(attention(h, mask, np.array([6, 6], "int32"), training=False))
+# an odd number of elements (the bits come as uint32 pairs), and neighbours independent
+odd = np.asarray(Dropout(0.1, seed=5)(np.ones((101, 333), "float32"), training=True))
+bits = np.asarray(uint16_bits(np.array([1, 2, 3, 4], "uint32"), (400001,))).astype("float64")
 print("RESULT " + json.dumps({
+    "odd_keep": float((odd > 0).mean()), "odd_shape": list(odd.shape),
+    "bits_mean": float(bits.mean() / 65535),
+    "neighbour_corr": float(np.corrcoef(bits[:-1], bits[1:])[0, 1]),
     "keep": float((first > 0).mean()), "values": sorted({round(float(v), 5) for v in first.flat}),
     "same_seed_same_mask": bool((first == again).all()),
     "next_call_differs": float(((first > 0) == (other > 0)).mean()),
@@ -85,7 +91,8 @@ print("RESULT " + json.dumps({
 
 
 def test_philox_dropout_keeps_the_rate_the_scale_and_the_seed():
-    """On JAX: keep fraction 0.9 of 100,000 (+-0.5%), kept values scaled by 1/0.9; the same
+    """On JAX: keep fraction 0.9 of 100,000 (+-0.5%; also for an odd size: the bits come as
+    uint32 pairs, neighbours uncorrelated), kept values scaled by 1/0.9; the same
     seed gives the same mask, the next call a new one (agreement ~0.9^2 + 0.1^2); identity at
     inference; not threefry's stream; attention probabilities dropped differently per call."""
     r = result(run_jax(PHILOX))
@@ -94,6 +101,8 @@ def test_philox_dropout_keeps_the_rate_the_scale_and_the_seed():
     assert r["same_seed_same_mask"] and r["inference_identity"] and r["threefry_differs"]
     assert abs(r["next_call_differs"] - 0.82) < 0.01
     assert r["attention_dropped_differs"] and r["attention_plain_differs"] and r["finite"]
+    assert r["odd_shape"] == [101, 333] and abs(r["odd_keep"] - 0.9) < 0.01
+    assert abs(r["bits_mean"] - 0.5) < 0.005 and abs(r["neighbour_corr"]) < 0.01
 
 
 def test_the_layers_keep_keras_variables():

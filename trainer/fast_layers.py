@@ -10,8 +10,8 @@
   probabilities, and on TensorFlow, Keras' own path with the boolean mask.
 - `Dropout`: on JAX the keep mask is drawn as uint16 bits by XLA's RngBitGenerator (Philox)
   instead of `jax.random.bernoulli`'s threefry, whose rounds run on the ALUs for every element
-  of every mask (on an H200, `base` with attention dropout went from 1,295 to 1,414 examples/s).
-  The rate is kept to 1/65536; the seed still comes from the layer's SeedGenerator, so a step
+  of every mask (on an H200, `base` with attention dropout went from 1,295 to 1,414 examples/s),
+  two uint16 to each 32-bit Philox output (XLA would spend one output on each). The rate is kept to 1/65536; the seed still comes from the layer's SeedGenerator, so a step
   is as reproducible as before and GradCache's replay of a pass's masks still holds. TensorFlow:
   Keras' Dropout unchanged.
 
@@ -36,11 +36,22 @@ def philox_dropout(inputs, rate: float, seed_generator):
 
     seed = jnp.asarray(seed_generator.next()).astype(jnp.uint32)  # [2], as Keras' dropout draws
     key = jnp.concatenate([seed, seed ^ jnp.uint32(0x9E3779B9)])  # Philox takes uint32[4]
-    _, bits = jax.lax.rng_bit_generator(key, inputs.shape, dtype=jnp.uint16,
-                                        algorithm=jax.lax.RandomAlgorithm.RNG_PHILOX)
-    keep = bits >= jnp.uint16(min(round(rate * 65536), 65535))
+    keep = uint16_bits(key, inputs.shape) >= jnp.uint16(min(round(rate * 65536), 65535))
     return jax.lax.select(keep, inputs / jnp.asarray(1.0 - rate, inputs.dtype),
                           jnp.zeros_like(inputs))
+
+
+def uint16_bits(key, shape):
+    """uint32[4] Philox key, shape -> uint16[shape] random bits: drawn as uint32 pairs and split,
+    because XLA's RngBitGenerator spends a full 32-bit Philox output on each 16-bit element
+    (half the work: 2.2x faster on a CPU for one [32, 8, 288, 288] attention mask)."""
+    import jax
+    import jax.numpy as jnp
+
+    size = math.prod(shape)
+    _, bits = jax.lax.rng_bit_generator(key, ((size + 1) // 2,), dtype=jnp.uint32,
+                                        algorithm=jax.lax.RandomAlgorithm.RNG_PHILOX)
+    return jax.lax.bitcast_convert_type(bits, jnp.uint16).reshape(-1)[:size].reshape(shape)
 
 
 @keras.saving.register_keras_serializable("wikipairs")

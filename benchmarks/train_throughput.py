@@ -92,7 +92,8 @@ PEAK_TFLOPS = (
     ("a100", (312.0, 156.0)),
 )
 FORMULA = ("FLOPs/example = sum_towers[6*N_nonemb*L + 12*layers*hidden*L^2 + 6*P_proj] "
-           "+ 6*B*D (in-batch scores)")
+           "+ 6*B*D (in-batch scores); [CLS] pooling: the last layer's parameters but its "
+           "keys' and values' and its attention at 1 position")
 BOW_FORMULA = "FLOPs/example = sum_towers[6*P_mlp] + 6*B*D (in-batch scores)"
 
 
@@ -136,6 +137,9 @@ def parse_args(argv=None):
     p.add_argument("--attention", choices=("fused", "keras"), default="fused",
                    help="jax: attention with key lengths (default, trainer.fast_layers; cuDNN "
                         "on a GPU) or Keras' MultiHeadAttention path with a [B, L, L] mask")
+    p.add_argument("--no-xla-cpu-defaults", action="store_true",
+                   help="jax: leave XLA_FLAGS as it is (without the trainer's XLA:CPU scheduler "
+                        "setting, trainer/xla_cpu.py)")
     p.add_argument("--reference", choices=REFERENCES, default=None,
                    help="also train the same towers with PyTorch + transformers (BertModel) in a "
                         "subprocess and print wikipairs/reference examples/s")
@@ -163,6 +167,20 @@ def import_trainer():
         from trainer.model import TwoTower
     module = TwoTower.__module__
     return TwoTower, ModelConfig, f"{module} ({sys.modules[module].__file__})"
+
+
+def apply_xla_cpu_defaults(args) -> list[str]:
+    """The trainer's XLA:CPU flags (trainer/xla_cpu.py), as `wikipairs train` gets them when the
+    trainer package is imported; none with --no-xla-cpu-defaults. Before keras is imported."""
+    if args.no_xla_cpu_defaults:
+        os.environ["WIKIPAIRS_XLA_CPU_DEFAULTS"] = "0"  # nor when the trainer package is imported
+        return []
+    try:
+        from wikipairs.trainer import xla_cpu
+    except ImportError:
+        sys.path.insert(0, str(REPO))
+        from trainer import xla_cpu
+    return xla_cpu.apply_defaults()
 
 
 def import_config():
@@ -209,8 +227,15 @@ def flops_per_example(model, batch: int, lq: int, ld: int) -> dict:
             embeddings = count(enc.token_embedding.weights) + count([enc.position_embeddings])
             n_nonemb = count(enc.weights) - embeddings
             proj = count(tower.projection.weights)
-            terms[f"{name}_dense"] = 6 * n_nonemb * length
-            terms[f"{name}_attention"] = 12 * c.num_layers * c.hidden_size * length ** 2
+            # [CLS] pooling: the last layer runs its keys and values at every position, the
+            # rest (query, output, feed-forward, norms) and the attention at position 0 only
+            last = enc.blocks[-1] if c.pooling == "cls" and enc.blocks else None
+            first_only = 0 if last is None else count(last.weights) - count(
+                last.attention._key_dense.weights + last.attention._value_dense.weights)
+            full_layers = c.num_layers - (last is not None)
+            terms[f"{name}_dense"] = 6 * (n_nonemb - first_only) * length + 6 * first_only
+            terms[f"{name}_attention"] = (12 * full_layers * c.hidden_size * length ** 2
+                                          + 12 * (last is not None) * c.hidden_size * length)
             terms[f"{name}_projection"] = 6 * proj
             terms[f"{name}_nonembedding_params"] = n_nonemb
         else:
@@ -333,6 +358,7 @@ def run(args) -> dict:
     if backend not in BACKENDS:
         raise SystemExit(f"train_throughput: unknown backend {backend!r} ({', '.join(BACKENDS)})")
     os.environ["KERAS_BACKEND"] = backend
+    xla_defaults = apply_xla_cpu_defaults(args)
     if args.xla_flops and backend != "jax":
         raise SystemExit("train_throughput: --xla-flops needs --backend jax")
     if args.profile and backend != "jax":
@@ -415,6 +441,7 @@ def run(args) -> dict:
         "final_loss": round(loss, 4), "tensorflow_imported": tf_loaded,
         "dropout_rng": args.dropout_rng if backend == "jax" else "tensorflow",
         "attention": args.attention if backend == "jax" else "keras", "profile": profile,
+        "xla_cpu_defaults": xla_defaults, "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "trainer": trainer_file, "python": platform.python_version(),
     }
 
@@ -594,6 +621,8 @@ def summary(r: dict) -> str:
     mfu = "n/a" if r["mfu"] is None else f"{100 * r['mfu']:.1f}%"
     paths = (f"; attention {r['attention']}, dropout {r['dropout_rng']}"
              if r["backend"] == "jax" and r["config"] != "bow" else "")
+    if r["backend"] == "jax":
+        paths += f"; XLA_FLAGS {r['xla_flags'] or '(none)'}"
     return (f"train_throughput {r['config']} {r['backend']} {r['policy']} on "
             f"{r['device']['platform']}:{r['device']['kind']} batch {r['batch']} "
             + (f"chunks of {r['chunk_size']} " if r.get("chunk_size") else "") +

@@ -40,13 +40,13 @@ print(json.dumps(out))
 def test_flops_formula_is_just_below_xla_s_count_of_every_op():
     """The matmul-only formula must not exceed what XLA counts for value_and_grad of the loss
     (every op), or the MFU would be inflated; for the Transformer towers matmuls are nearly
-    everything (base: 189.3 of 190.6 GFLOP), for BoW the elementwise ops are a larger share."""
+    everything (base: 176.1 of 177.3 GFLOP; its [CLS]-pooled last layer at one position), for BoW the elementwise ops are a larger share."""
     result = subprocess.run([sys.executable, "-c", FORMULA_AGAINST_XLA, str(BENCHMARK.parent)],
                             env=JAX_ENV, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     counts = json.loads(result.stdout.strip().splitlines()[-1])
     ratios = {name: c["formula"] / c["xla"] for name, c in counts.items()}
-    assert counts["base"]["formula"] == pytest.approx(189.27e9, rel=1e-3), counts
+    assert counts["base"]["formula"] == pytest.approx(176.07e9, rel=1e-3), counts
     assert 0.98 < ratios["base"] <= 1.0, ratios
     assert 0.94 < ratios["tiny"] <= 1.0, ratios
     assert 0.8 < ratios["bow"] <= 1.0, ratios

@@ -268,13 +268,22 @@ print("RESULT " + json.dumps(out))
 '''
 
 
+def run_script(code: str, backend: str, stdin: str | None = None) -> dict:
+    """The RESULT JSON of `python -c code` on `backend` (KERAS_BACKEND; CPU only)."""
+    pytest.importorskip(backend)
+    env = dict(os.environ, KERAS_BACKEND=backend, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
+               CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, text=True, input=stdin,
+                          capture_output=True, timeout=500)
+    return result_json(proc.returncode, proc.stdout, proc.stderr)
+
+
 @pytest.mark.parametrize("backend", ["tensorflow", "jax"])
 def test_clean_negatives_equal_the_loss_without_the_duplicates(backend):
     """Planted duplicates (same document, passage or query text) are removed from the
     negatives: the masked loss equals a NumPy softmax over the other columns only, also when
     the batch is split as 2 replicas x 4 (keys gathered with the documents: offset 0 and 4);
     keys without duplicates give the plain in-batch loss. Both backends (subprocesses)."""
-    pytest.importorskip(backend)
     rng = np.random.default_rng(11)
     q = rng.normal(size=(8, 6))
     d = q + 0.5 * rng.normal(size=(8, 6))  # positives score high
@@ -286,15 +295,9 @@ def test_clean_negatives_equal_the_loss_without_the_duplicates(backend):
     assert removed == 8  # (0, 3) (1, 5) (2, 6) (4, 6), each both ways; no transitivity
     plain, _ = numpy_clean_loss(q, d, 0.1, unique)
     assert abs(expected - plain) > 0.05  # the planted duplicates matter
-    env = dict(os.environ, KERAS_BACKEND=backend, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
-               CUDA_VISIBLE_DEVICES="")
-    results = []
-    for k in (keys, unique):
-        proc = subprocess.run([sys.executable, "-c", CLEAN_LOSS], env=env, text=True,
-                              capture_output=True, timeout=300,
-                              input=json.dumps([q.tolist(), d.tolist(), k.tolist()]))
-        results.append(result_json(proc.returncode, proc.stdout, proc.stderr))
-    dup, nodup = results
+    dup, nodup = (run_script(CLEAN_LOSS, backend,
+                             json.dumps([q.tolist(), d.tolist(), k.tolist()]))
+                  for k in (keys, unique))
     assert dup["backend"] == backend
     assert dup["clean"] == pytest.approx(expected, rel=1e-5)
     assert dup["cross_replica"] == pytest.approx(expected, rel=1e-5)
@@ -604,24 +607,34 @@ def test_a_few_adamw_steps_decrease_the_in_batch_loss():
     assert after < losses[0] - 0.15, (losses, after)
 
 
-GRADCACHE = r'''
+# the start of the fit-step scripts below: a batch of B rows of ids, and the largest gradient
+# difference relative to the largest gradient
+STEP_SCRIPT = r'''
 import json
 import numpy as np
 import keras
 from wikipairs.trainer.configs import ModelConfig
-from wikipairs.trainer.model import TwoTower
+from wikipairs.trainer.model import TransformerEncoder, TwoTower
 
-rng = np.random.default_rng(0)
 B = 8
-def ids(length):
+def ids(rng, length, lengths=None):
+    """[B, length]: [CLS] and random ids, right-padded after `lengths` (random if None)."""
     x = rng.integers(5, 100, (B, length)).astype("int32")
     x[:, 0] = 1
-    for row, n in enumerate(rng.integers(3, length + 1, B)):
+    for row, n in enumerate(rng.integers(3, length + 1, B) if lengths is None else lengths):
         x[row, n:] = 0
     return x
+
+def worst(a, b):
+    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b)) / max(
+        float(np.max(np.abs(y))) for y in b)
+'''
+
+GRADCACHE = STEP_SCRIPT + r'''
+rng = np.random.default_rng(0)
 keys = rng.integers(-2 ** 31, 2 ** 31 - 1, (B, 3, 2)).astype("int32")
 keys[5, 0], keys[6, 2] = keys[1, 0], keys[2, 2]  # a duplicate document, a duplicate query
-batch = {"query_ids": ids(12), "doc_ids": ids(20), "negative_keys": keys}
+batch = {"query_ids": ids(rng, 12), "doc_ids": ids(rng, 20), "negative_keys": keys}
 
 def step(chunk, dropout):
     """loss and gradient (SGD 1.0: w0 - w1) of one Keras fit step from the same weights."""
@@ -637,10 +650,6 @@ def step(chunk, dropout):
     model.compile(optimizer=keras.optimizers.SGD(1.0), jit_compile=False)
     loss = model.fit(batch, batch_size=B, epochs=1, shuffle=False, verbose=0).history["loss"][0]
     return loss, [a - b for a, b in zip(w0, model.get_weights())]
-
-def worst(a, b):
-    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b)) / max(
-        float(np.max(np.abs(y))) for y in b)
 
 out = {"backend": keras.backend.backend()}
 plain_loss, plain = step(None, 0.0)
@@ -664,12 +673,7 @@ def test_gradcache_step_equals_the_plain_step(backend):
     moves the weights by its gradients (to float32 rounding, 1e-5 of the largest), dropout 0.
     With dropout 0.3 and one chunk of 8 it is the plain step too: the second (gradient) pass
     replays the first pass's dropout masks. Both backends, in subprocesses."""
-    pytest.importorskip(backend)
-    env = dict(os.environ, KERAS_BACKEND=backend, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
-               CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.run([sys.executable, "-c", GRADCACHE], env=env, text=True,
-                          capture_output=True, timeout=500)
-    r = result_json(proc.returncode, proc.stdout, proc.stderr)
+    r = run_script(GRADCACHE, backend)
     assert r["backend"] == backend and r["loss"] > 0.5, r
     for chunk in (1, 2, 4):
         assert r[f"loss_{chunk}"] == pytest.approx(r["loss"], rel=1e-5), r
@@ -717,3 +721,59 @@ def test_every_layer_of_the_model_module_is_registered_for_loading():
     for c in classes:
         assert keras.saving.get_registered_name(c) == f"wikipairs>{c.__name__}", c
     assert keras.saving.get_registered_object("wikipairs>masked_mean") is None  # a function
+
+
+FIRST_ONLY = STEP_SCRIPT + r'''
+rng = np.random.default_rng(1)
+batch = {"query_ids": ids(rng, 12, [1, 2, 3, 12, 5, 11, 7, 4]),
+         "doc_ids": ids(rng, 20, [1, 2, 3, 20, 5, 19, 7, 4])}
+
+def step(pooling):
+    """loss, embeddings and gradient (SGD 1.0: w0 - w1) of one fit step from the same weights."""
+    keras.utils.set_random_seed(0)
+    config = ModelConfig.from_name("tiny", vocab_size=100, dropout=0.0, attention_dropout=0.0,
+                                   max_query_len=12, max_doc_len=20, embedding_dim=16,
+                                   pooling=pooling, temperature=0.1, initializer_range=0.2)
+    model = TwoTower(config)
+    model.build()
+    w0 = model.get_weights()
+    emb = np.asarray(model.encode_docs(batch["doc_ids"]))
+    model.compile(optimizer=keras.optimizers.SGD(1.0), jit_compile=False)
+    loss = model.fit(batch, batch_size=B, epochs=1, shuffle=False, verbose=0).history["loss"][0]
+    return loss, emb, [a - b for a, b in zip(w0, model.get_weights())]
+
+out = {"backend": keras.backend.backend()}
+calls = []
+encoder_call = TransformerEncoder.call
+def spy(self, token_ids, training=False, first_only=False):
+    calls.append(first_only)
+    return encoder_call(self, token_ids, training=training, first_only=first_only)
+TransformerEncoder.call = spy
+fast_loss, fast_emb, fast = step("cls")
+out["first_only_used"] = bool(calls) and all(calls)
+def every_position(self, token_ids, training=False, first_only=False):
+    sequence = encoder_call(self, token_ids, training=training)  # the last layer everywhere
+    return sequence[:, :1, :] if first_only else sequence
+TransformerEncoder.call = every_position
+loss, emb, full = step("cls")
+out.update(loss=loss, fast_loss=fast_loss, emb_worst=float(np.abs(fast_emb - emb).max()),
+           grad_worst=worst(fast, full))
+TransformerEncoder.call = spy
+calls.clear()
+step("mean")
+out["mean_pooling_first_only"] = any(calls)
+print("RESULT " + json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
+def test_cls_towers_run_the_last_layer_at_position_0_only(backend):
+    """[CLS] pooling runs the last layer at position 0 only (`first_only`): the embeddings, the
+    loss and one fit step's gradients (SGD 1.0) equal those with the last layer run at every
+    position (float32 rounding), on rows of 1 to L real tokens; mean pooling runs it
+    everywhere. Both backends, in subprocesses."""
+    r = run_script(FIRST_ONLY, backend)
+    assert r["backend"] == backend and r["first_only_used"], r
+    assert not r["mean_pooling_first_only"], r
+    assert r["fast_loss"] == pytest.approx(r["loss"], rel=1e-5), r
+    assert r["emb_worst"] < 1e-5 and r["grad_worst"] < 1e-5, r

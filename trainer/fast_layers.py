@@ -90,19 +90,26 @@ def fused_attention(query, key, value, key_lengths, scale: float):
 @keras.saving.register_keras_serializable("wikipairs")
 class SelfAttention(layers.MultiHeadAttention):
     """Multi-head self-attention: x [B, L, D], attention_mask bool [B, L, L], key_lengths int32
-    [B] (real tokens per right-padded row, >= 1) -> [B, L, D]. `use_fused` (class attribute)
-    switches the JAX fast path off, e.g. to compare it with Keras' path."""
+    [B] (real tokens per right-padded row, >= 1) -> [B, L, D] ([B, 1, D] with first_only).
+    `use_fused` (class attribute) switches the JAX fast path off, e.g. to compare it with
+    Keras' path."""
 
     use_fused = True
 
     def build(self, x_shape, attention_mask_shape=None, key_lengths_shape=None):
         super().build(x_shape, x_shape)
 
-    def compute_output_shape(self, x_shape, attention_mask_shape=None, key_lengths_shape=None):
-        return tuple(x_shape)
+    def compute_output_shape(self, x_shape, attention_mask_shape=None, key_lengths_shape=None,
+                             first_only=False):
+        return (x_shape[0], 1, x_shape[2]) if first_only else tuple(x_shape)
 
-    def call(self, x, attention_mask, key_lengths=None, training=False):
-        query, key, value = self._query_dense(x), self._key_dense(x), self._value_dense(x)
+    def call(self, x, attention_mask, key_lengths=None, training=False, first_only=False):
+        """first_only: attend from position 0 alone -> [B, 1, D] (keys and values from all of
+        x; the [CLS] state of a tower's last layer, without the other L-1 queries' work)."""
+        if first_only:
+            attention_mask = attention_mask[:, :1, :]
+        query = self._query_dense(x[:, :1, :] if first_only else x)
+        key, value = self._key_dense(x), self._value_dense(x)
         dropping = bool(training) and self._dropout > 0.0
         on_jax = keras.backend.backend() == "jax"
         if on_jax and self.use_fused and key_lengths is not None and not dropping:

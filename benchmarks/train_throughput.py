@@ -35,6 +35,8 @@ FLOPs per training example (forward + backward, matmuls only; the PaLM / Chinchi
                     + 6 * P_t                      the [CLS] projection (P_t parameters), once
                   + 6 * B * D                      the in-batch score matrix (2*B*B*D forward,
                                                    x3 with backward, / B examples)
+                  with [CLS] pooling the last layer runs at position 0 only (but its keys and
+                  values): its other parameters count 6 * N_last once, its attention 12*hidden*L
     bow:          sum over the towers of 6 * P_mlp_t (the two tanh layers on the pooled
                   embedding) + 6 * B * D; embedding look-ups and mean pooling count 0.
 

@@ -11,8 +11,9 @@
 - `Dropout`: on JAX the keep mask is drawn as uint16 bits by XLA's RngBitGenerator (Philox)
   instead of `jax.random.bernoulli`'s threefry, whose rounds run on the ALUs for every element
   of every mask (on an H200, `base` with attention dropout went from 1,295 to 1,414 examples/s),
-  two uint16 to each 32-bit Philox output (XLA would spend one output on each). The rate is kept to 1/65536; the seed still comes from the layer's SeedGenerator, so a step
-  is as reproducible as before and GradCache's replay of a pass's masks still holds. TensorFlow:
+  two uint16 to each 32-bit Philox output (XLA would spend one output on each). The rate is
+  kept to 1/65536; the seed still comes from the layer's SeedGenerator, so a step is as
+  reproducible as before and GradCache's replay of a pass's masks still holds. TensorFlow:
   Keras' Dropout unchanged.
 
 Both keep Keras' sublayers and variables (names, shapes, the seed generator's state), so a

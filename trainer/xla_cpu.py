@@ -3,14 +3,15 @@
 XLA:CPU's concurrency-optimized scheduler runs independent ops of a step at the same time. Each
 of them (YNNPACK's matrix products above all) splits its own work over the same thread pool, so
 on a machine with few cores they take the cores from one another: in a profile of the `small`
-towers' training step on 2 cores, the big feed-forward products ran on one core at a time
-(~58 GFLOP/s against 125 for the same product alone). With the scheduler off, ops run one after
-another, each on every core: the step took 11.3 s instead of 12.5 s (benchmarks/README.md).
+towers' training step on 2 cores, the big feed-forward products ran at about one core's speed
+(~58 GFLOP/s against 125 for the same product alone). With the scheduler off the step took
+11.3 s instead of 12.7 s (benchmarks/README.md).
 The flag only changes how XLA:CPU orders a step's ops (not what they compute); GPU and TPU
 compilations do not read it.
 
-XLA aborts the process on an XLA_FLAGS entry it does not know, so the flag is added only for the
-jaxlib versions it was found in (0.4.30, wikipairs' lowest jax, to 0.10.x), only when the
+XLA aborts the process on an XLA_FLAGS entry it does not know, so the flag is added only for
+jaxlib 0.4.30 (wikipairs' lowest jax) to 0.10.x (its name is in the libraries of 0.4.30, 0.4.38,
+0.5.3, 0.6.2 and 0.10.2; test_xla_cpu starts the installed one with it), only when the
 backend is JAX (TensorFlow's XLA reads XLA_FLAGS too, and its step got slower with it), and never
 over a setting of the same flag already in XLA_FLAGS; WIKIPAIRS_XLA_CPU_DEFAULTS=0 turns it off.
 Importing this module imports no JAX.
@@ -46,8 +47,9 @@ def jaxlib_knows_flags(version: str | None = None) -> bool:
 
 def apply_defaults(environ=None, jaxlib_version: str | None = None) -> list[str]:
     """Add DEFAULT_FLAGS to environ["XLA_FLAGS"] when KERAS_BACKEND is jax and the jaxlib knows
-    them, unless environ[OPT_OUT] is "0"; a flag the user set (either value) is left as it is. Returns the flags added. Call it
-    before JAX's first computation (XLA reads XLA_FLAGS once, when the backend starts)."""
+    them, unless environ[OPT_OUT] is "0"; a flag the user set (either value) is left as it is.
+    Returns the flags added. Call it before JAX's first computation (XLA reads XLA_FLAGS once,
+    when the backend starts)."""
     environ = os.environ if environ is None else environ
     if environ.get(OPT_OUT) == "0":
         return []

@@ -171,20 +171,6 @@ def import_trainer():
     return TwoTower, ModelConfig, f"{module} ({sys.modules[module].__file__})"
 
 
-def apply_xla_cpu_defaults(args) -> list[str]:
-    """The trainer's XLA:CPU flags (trainer/xla_cpu.py), as `wikipairs train` gets them when the
-    trainer package is imported; none with --no-xla-cpu-defaults. Before keras is imported."""
-    if args.no_xla_cpu_defaults:
-        os.environ["WIKIPAIRS_XLA_CPU_DEFAULTS"] = "0"  # nor when the trainer package is imported
-        return []
-    try:
-        from wikipairs.trainer import xla_cpu
-    except ImportError:
-        sys.path.insert(0, str(REPO))
-        from trainer import xla_cpu
-    return xla_cpu.apply_defaults()
-
-
 def import_config():
     """ModelConfig alone (no keras, no TensorFlow): for the PyTorch reference."""
     try:
@@ -231,7 +217,7 @@ def flops_per_example(model, batch: int, lq: int, ld: int) -> dict:
             proj = count(tower.projection.weights)
             # [CLS] pooling: the last layer runs its keys and values at every position, the
             # rest (query, output, feed-forward, norms) and the attention at position 0 only
-            last = enc.blocks[-1] if c.pooling == "cls" and enc.blocks else None
+            last = enc.blocks[-1] if c.pooling == "cls" else None
             first_only = 0 if last is None else count(last.weights) - count(
                 last.attention._key_dense.weights + last.attention._value_dense.weights)
             full_layers = c.num_layers - (last is not None)
@@ -360,7 +346,8 @@ def run(args) -> dict:
     if backend not in BACKENDS:
         raise SystemExit(f"train_throughput: unknown backend {backend!r} ({', '.join(BACKENDS)})")
     os.environ["KERAS_BACKEND"] = backend
-    xla_defaults = apply_xla_cpu_defaults(args)
+    if args.no_xla_cpu_defaults:  # else the trainer package adds its XLA:CPU flags on import
+        os.environ["WIKIPAIRS_XLA_CPU_DEFAULTS"] = "0"
     if args.xla_flops and backend != "jax":
         raise SystemExit("train_throughput: --xla-flops needs --backend jax")
     if args.profile and backend != "jax":
@@ -370,6 +357,8 @@ def run(args) -> dict:
             raise SystemExit("train_throughput: --no-tensorflow needs --backend jax")
         for name in NO_TF_MODULES:
             sys.modules[name] = None  # `import tensorflow` now raises ImportError
+    # the trainer first, as `wikipairs train` imports it: its XLA_FLAGS before JAX starts
+    TwoTower, ModelConfig, trainer_file = import_trainer()
     import keras
     import numpy as np
 
@@ -382,7 +371,6 @@ def run(args) -> dict:
         keras.utils.set_random_seed(args.seed)
     else:  # keras.utils.set_random_seed would import TensorFlow when it is installed
         np.random.seed(args.seed)
-    TwoTower, ModelConfig, trainer_file = import_trainer()
     fast_layers = sys.modules[TwoTower.__module__.rsplit(".", 1)[0] + ".fast_layers"]
     fast_layers.Dropout.use_philox = args.dropout_rng == "philox"
     fast_layers.SelfAttention.use_fused = args.attention == "fused"
@@ -443,7 +431,7 @@ def run(args) -> dict:
         "final_loss": round(loss, 4), "tensorflow_imported": tf_loaded,
         "dropout_rng": args.dropout_rng if backend == "jax" else "tensorflow",
         "attention": args.attention if backend == "jax" else "keras", "profile": profile,
-        "xla_cpu_defaults": xla_defaults, "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "trainer": trainer_file, "python": platform.python_version(),
     }
 

@@ -104,7 +104,7 @@ class TransformerEncoder(layers.Layer):
         for i, block in enumerate(self.blocks):
             last = i == len(self.blocks) - 1
             x = block(x, mask, lengths, training=training, first_only=first_only and last)
-        return x[:, :1, :] if first_only and not self.blocks else x
+        return x
 
     @staticmethod
     def pool(sequence, token_ids, pooling: str = "cls"):

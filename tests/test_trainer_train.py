@@ -112,21 +112,25 @@ def test_numpy_batches_shapes_padding_and_mixing(shards):
 
 
 def test_both_readers_give_the_keys_of_clean_negatives(shards):
-    """negative_keys=True: int32 [B, 3, 2] keys, equal between two rows of a batch exactly when
-    their document (title and text), their passage (lang, page, passage index) or their query
-    text is, from the Parquet and the TFRecord reader; the ids are the batches without it."""
+    """negative_keys=True: int32 [B, 4, 2] keys, equal between two rows of a batch exactly when
+    their document (title and text), their passage (lang, page, passage index), their query
+    text, or the page that makes their documents positives (BFS: the page; WLP: the query page;
+    ICT: the document again) is, from the Parquet and the TFRecord reader; the ids are the
+    batches without it."""
     columns = ["query_ids", "doc_ids", "doc_title", "doc_text", "lang", "doc_page_id",
-               "doc_passage", "query"]
+               "doc_passage", "query", "task", "query_page_id"]
     texts = {}
     for path in sorted(shards.glob("parquet/*/part-*.parquet")):
         for r in pq.read_table(path, columns=columns).to_pylist():
+            doc = (r["doc_title"], r["doc_text"])
+            page = {"bfs": ("bfs", r["lang"], r["doc_page_id"]),
+                    "wlp": ("wlp", r["lang"], r["query_page_id"])}.get(r["task"], doc)
             texts[(tuple(r["query_ids"]), tuple(r["doc_ids"]))] = (
-                (r["doc_title"], r["doc_text"]), (r["lang"], r["doc_page_id"], r["doc_passage"]),
-                r["query"])
-    kw = dict(batch_size=64, seed=2, shuffle_buffer=200, tasks=["bfs", "wlp"])
+                doc, (r["lang"], r["doc_page_id"], r["doc_passage"]), r["query"], page)
+    kw = dict(batch_size=64, seed=2, shuffle_buffer=200, tasks=["ict", "bfs", "wlp"])
     readers = {"np": lambda **k: data.numpy_batches(shards, **kw, **k),
                "tf": lambda **k: data.tf_dataset(shards, **kw, **k).as_numpy_iterator()}
-    found = [0, 0, 0]
+    found, page_only = [0, 0, 0, 0], 0
     for name, reader in readers.items():
         with_keys, without = reader(negative_keys=True), reader()
         for _ in range(3):
@@ -134,14 +138,17 @@ def test_both_readers_give_the_keys_of_clean_negatives(shards):
             assert (b["doc_ids"] == plain["doc_ids"]).all() and set(plain) == {"query_ids",
                                                                                "doc_ids"}
             keys = b[data.NEGATIVE_KEYS]
-            assert keys.shape == (64, 3, 2) and keys.dtype == np.int32, name
+            assert keys.shape == (64, 4, 2) and keys.dtype == np.int32, name
             rows = [texts[k] for k in _keys(b)]
-            for k in range(3):
+            for k in range(4):
                 same_key = (keys[:, None, k] == keys[None, :, k]).all(-1)
                 same_text = np.array([[a[k] == c[k] for c in rows] for a in rows])
                 assert (same_key == same_text).all(), (name, k)
                 found[k] += int(same_text.sum()) - 64
+            same = [(keys[:, None, k] == keys[None, :, k]).all(-1) for k in range(4)]
+            page_only += int((same[3] & ~(same[0] | same[1] | same[2])).sum())
     assert min(found) > 0, found  # every kind of duplicate occurs in these batches
+    assert page_only > 0  # rows of one BFS page or WLP query page with other lead sentences
 
 
 def test_readers_are_deterministic_under_a_seed(shards):

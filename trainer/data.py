@@ -10,12 +10,20 @@ Two readers with the same contract, seeded and with static shapes (what a TPU ne
 
 Both yield {"query_ids": int32 [B, max_query_len], "doc_ids": int32 [B, max_doc_len]}: ids
 truncated (the last kept id becomes [SEP]) or padded with [PAD]=0; batches of exactly
-`batch_size` (drop_remainder). With `negative_keys=True` also "negative_keys": int32 [B, 3, 2],
+`batch_size` (drop_remainder). With `negative_keys=True` also "negative_keys": int32 [B, 4, 2],
 each row's keys for clean in-batch negatives (`losses.duplicate_mask`), 64-bit hashes as two
 int32 words (the JAX backend has no int64 by default): [0] the document (the shards' `doc_id`
 where they have one, else its title and text), [1] the passage (lang, doc_page_id,
 doc_passage: also ICT documents of one passage that leave out different query sentences),
-[2] the query text. The readers hash differently (blake2b in NumPy, TensorFlow's fingerprint
+[2] the query text, [3] the page that makes a document a positive, by the row's task: a BFS
+row's page (every body passage of page A is a BFS document of A's lead sentences, whichever
+lead sentence a row drew), a WLP row's query page (every passage linking to A is a WLP document
+of A's lead), and for ICT, whose positive is the one passage holding the query, the document key
+again (the other passages of a page stay negatives). So two BFS rows of one page, or two WLP
+rows of one query page, are not pushed apart when they drew different lead sentences. The
+rule compares rows of one task: a BFS row of page A keeps an ICT row's passage of A among its
+negatives.
+The readers hash differently (blake2b in NumPy, TensorFlow's fingerprint
 hash), which is fine: keys are only compared within a batch. Tasks are mixed per example,
 uniformly by default (`weights` for another mix); with `repeat` each task's stream repeats
 forever, so a small task (WLP) is oversampled rather than exhausted.
@@ -73,7 +81,9 @@ SPLITS = ("train", "eval", "all")
 FORMATS = ("tfrecord", "parquet")
 EVAL_PERCENT = 5
 ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
-KEY_COLUMNS = ("doc_id", "doc_title", "doc_text", "lang", "doc_page_id", "doc_passage", "query")
+KEY_COLUMNS = ("doc_id", "doc_title", "doc_text", "lang", "doc_page_id", "doc_passage", "query",
+               "task", "query_page_id")
+NUM_KEYS = 4  # document, passage, query, page (the module docstring)
 HARD_ID_COLUMNS = ("neg_ids", "neg_ids_lengths")  # build --vocab --hard-negatives N
 HARD_KEY_COLUMNS = ("neg_doc_id", "neg_passage_id", "doc_id", "passage_id")
 QUERY_PAGE_ID = "query_page_id"  # read for distinct_pages, not given in the batches
@@ -331,10 +341,11 @@ def _hash64(strings) -> np.ndarray:
 
 
 def negative_keys(batch, passage_ids: bool = False) -> np.ndarray:
-    """int32 [N, 3, 2]: the clean-negative keys (document, passage, query) of a pyarrow batch or
-    table of pairs (see the module docstring). A key whose columns the shard lacks is the
-    pair_id's hash (unique: nothing is masked by it). passage_ids: the passage key is the hash of
-    the `passage_id` column (what hard negatives carry: `hard_negative_keys`)."""
+    """int32 [N, 4, 2]: the clean-negative keys (document, passage, query, page) of a pyarrow
+    batch or table of pairs (see the module docstring). A key whose columns the shard lacks is the
+    pair_id's hash (unique: nothing is masked by it); the page key without the task and page
+    columns is the document key. passage_ids: the passage key is the hash of the `passage_id`
+    column (what hard negatives carry: `hard_negative_keys`)."""
     from wikipairs.pairs.tasks import doc_id
 
     names = set(batch.schema.names)
@@ -358,7 +369,15 @@ def negative_keys(batch, passage_ids: bool = False) -> np.ndarray:
     else:
         passage = _hash64(pair)
     query = _hash64(col("query") if "query" in names else pair)
-    return np.stack([doc, passage, query], axis=1).view(np.int32).reshape(len(pair), 3, 2)
+    page = doc.copy()  # ICT (and any other task): nothing beyond the document
+    if {"task", "lang", "doc_page_id", "query_page_id"} <= names:
+        tasks, lang = col("task"), col("lang")
+        for page_of, task in ((col("doc_page_id"), "bfs"), (col("query_page_id"), "wlp")):
+            rows = [r for r, t in enumerate(tasks) if t == task]
+            if rows:
+                page[rows] = _hash64(f"{task}\x00{lang[r]}\x00{page_of[r]}" for r in rows)
+    return np.stack([doc, passage, query, page], axis=1).view(np.int32).reshape(
+        len(pair), NUM_KEYS, 2)
 
 
 def hard_negatives(batch, count: int, max_doc_len: int, keys: bool = False
@@ -437,8 +456,9 @@ class _ParquetTaskStream:
                 if self.split != "all":
                     names = parquet.schema_arrow.names
                     columns += ["split"] if "split" in names else ["query_page_id"]
-                if self.pages and QUERY_PAGE_ID not in columns:
+                if self.pages:
                     columns.append(QUERY_PAGE_ID)
+                columns = list(dict.fromkeys(columns))  # a column wanted twice is read once
                 for batch in parquet.iter_batches(batch_size=self.read_rows, columns=columns):
                     keep = batch_split_mask(batch, self.split, self.eval_percent)
                     if not keep.any():
@@ -500,7 +520,7 @@ def batch_fields(max_query_len: int, max_doc_len: int, keys: bool = False, hard:
     batches they give)."""
     fields = [("query_ids", (max_query_len,), np.int32), ("doc_ids", (max_doc_len,), np.int32)]
     if keys:
-        fields.append((NEGATIVE_KEYS, (3, 2), np.int32))
+        fields.append((NEGATIVE_KEYS, (NUM_KEYS, 2), np.int32))
     if hard:
         fields += [(HARD_NEGATIVE_IDS, (hard, max_doc_len), np.int32),
                    (HARD_NEGATIVE_MASK, (hard,), bool)]
@@ -638,7 +658,7 @@ def _tf_hash64(text):
 
 
 def _tf_negative_keys(ex, passage_ids: bool = False):
-    """int32 [3, 2]: `negative_keys` of one parsed example in TensorFlow ops (its own hash);
+    """int32 [4, 2]: `negative_keys` of one parsed example in TensorFlow ops (its own hash);
     passage_ids (hard negatives): the document and passage keys are the hashes of the doc_id
     and passage_id columns, like the negatives' (`_tf_hard_negatives`)."""
     import tensorflow as tf
@@ -649,7 +669,13 @@ def _tf_negative_keys(ex, passage_ids: bool = False):
         doc = _tf_hash64(tf.strings.join([ex["doc_title"], ex["doc_text"]], "\n"))
         passage = _tf_hash64(tf.strings.join([ex["lang"], tf.strings.as_string(ex["doc_page_id"]),
                                               tf.strings.as_string(ex["doc_passage"])], "\x00"))
-    return tf.stack([doc, passage, _tf_hash64(ex["query"])])
+    def page_of(task, page_id):
+        return _tf_hash64(tf.strings.join([task, ex["lang"], tf.strings.as_string(page_id)],
+                                          "\x00"))
+    page = tf.where(tf.equal(ex["task"], "bfs"), page_of("bfs", ex["doc_page_id"]),
+                    tf.where(tf.equal(ex["task"], "wlp"), page_of("wlp", ex["query_page_id"]),
+                             doc))
+    return tf.stack([doc, passage, _tf_hash64(ex["query"]), page])
 
 
 def _tf_hard_negatives(ex, count: int, max_len: int, keys: bool = False):
@@ -733,7 +759,8 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     spec["split"] = tf.io.FixedLenFeature([], tf.string, default_value="")
     spec["query_page_id"] = tf.io.FixedLenFeature([], tf.int64, default_value=0)
     if negative_keys:  # the document by its title and text (the doc_id they define)
-        spec.update({name: full_spec[name] for name in KEY_COLUMNS if name != "doc_id"})
+        spec.update({name: full_spec[name] for name in KEY_COLUMNS
+                     if name not in ("doc_id", "query_page_id")})
     if hard_negatives:
         spec.update({name: tf.io.VarLenFeature(tf.int64) for name in HARD_ID_COLUMNS})
         if negative_keys:

@@ -40,8 +40,9 @@ def duplicate_mask(keys, keys_global=None, offset=0):
     """bool [B, N]: column j is a duplicate of row i's positive (and not that positive itself).
 
     keys: int [B, K, W] per-row keys of this batch (K keys, each W int32 words, e.g. the two
-        halves of a 64-bit hash; `trainer.data` gives K = 3: the document text, the document
-        passage (page + passage index) and the query text). Rows i and j are duplicates when
+        halves of a 64-bit hash; `trainer.data` gives K = 4: the document text, the document
+        passage (page + passage index), the query text, and the page that makes a BFS or WLP
+        document a positive). Rows i and j are duplicates when
         some key k is equal in all its W words.
     keys_global: int [N, K, W], the keys of the candidate documents (e.g. of all replicas);
         None: `keys`. offset: position of this batch's positives in it (as in

@@ -38,7 +38,8 @@ setting, the mean over the methods.
 
 Pair and mixing settings: `--ict-queries N` builds up to N ICT pairs per passage (`wikipairs build
 --ict-queries`; a corpus setting, so a fresh --work); `--task-mix pairs` mixes the tasks of
-ICT+BFS+WLP in proportion to their pairs (`train pretrain --task-weights`) instead of uniformly.
+ICT+BFS+WLP in proportion to their pairs (`train pretrain --task-weights`) instead of uniformly;
+`--page-negatives` pre-trains with clean negatives by page (`train pretrain --page-negatives`).
 """
 from __future__ import annotations
 
@@ -138,6 +139,10 @@ def main() -> None:
                     help="how methods of several tasks mix them in pre-training: uniform (each "
                          "task a third) or pairs (in proportion to each task's pairs, "
                          "`--task-weights`); not uniform: the runs' names say it (-mixpairs)")
+    ap.add_argument("--page-negatives", action="store_true",
+                    help="`train pretrain --page-negatives`: clean negatives by page too (BFS "
+                         "rows of one page, WLP rows of one query page); the runs' names say it "
+                         "(-pagekeys)")
     ap.add_argument("--hard-negatives", type=int, default=3,
                     help="hard negatives of the +HN method (build and pre-training)")
     ap.add_argument("--no-zero-shot", dest="zero_shot", action="store_false",
@@ -244,6 +249,10 @@ def main() -> None:
             weights = task_weights(method, args.task_mix, corpus_stats)
             if weights:
                 ptag += f"-mix{args.task_mix}"
+            page_negatives = args.page_negatives and method is not None \
+                and method[0] == "two-tower"
+            if page_negatives:
+                ptag += "-pagekeys"
             label = labelled(name, ptag)
             pre = None
             if method is not None:
@@ -256,6 +265,7 @@ def main() -> None:
                               *(["--seed", args.pretrain_seed] if args.pretrain_seed else []),
                               *(["--hard-negatives", hn] if hn else []),
                               *(["--task-weights", weights] if weights else []),
+                              *(["--page-negatives"] if page_negatives else []),
                               *(["--chunk-size", args.chunk_size] if args.chunk_size else []),
                               log=log)
                 curves[label] = learning_curve(pre)

@@ -112,11 +112,11 @@ def test_numpy_batches_shapes_padding_and_mixing(shards):
 
 
 def test_both_readers_give_the_keys_of_clean_negatives(shards):
-    """negative_keys=True: int32 [B, 4, 2] keys, equal between two rows of a batch exactly when
-    their document (title and text), their passage (lang, page, passage index), their query
-    text, or the page that makes their documents positives (BFS: the page; WLP: the query page;
-    ICT: the document again) is, from the Parquet and the TFRecord reader; the ids are the
-    batches without it."""
+    """negative_keys=True: int32 [B, 3, 2] keys, equal between two rows of a batch exactly when
+    their document (title and text), their passage (lang, page, passage index) or their query
+    text is, and with page_keys=True [B, 4, 2], the fourth equal when the page that makes their
+    documents positives is (BFS: the page; WLP: the query page; ICT: the document again), from
+    the Parquet and the TFRecord reader; the ids are the batches without it."""
     columns = ["query_ids", "doc_ids", "doc_title", "doc_text", "lang", "doc_page_id",
                "doc_passage", "query", "task", "query_page_id"]
     texts = {}
@@ -132,9 +132,11 @@ def test_both_readers_give_the_keys_of_clean_negatives(shards):
                "tf": lambda **k: data.tf_dataset(shards, **kw, **k).as_numpy_iterator()}
     found, page_only = [0, 0, 0, 0], 0
     for name, reader in readers.items():
-        with_keys, without = reader(negative_keys=True), reader()
+        with_keys, without = reader(negative_keys=True, page_keys=True), reader()
+        three = reader(negative_keys=True)
         for _ in range(3):
-            b, plain = next(with_keys), next(without)
+            b, plain, b3 = next(with_keys), next(without), next(three)
+            assert (b3[data.NEGATIVE_KEYS] == b[data.NEGATIVE_KEYS][:, :3]).all(), name
             assert (b["doc_ids"] == plain["doc_ids"]).all() and set(plain) == {"query_ids",
                                                                                "doc_ids"}
             keys = b[data.NEGATIVE_KEYS]

@@ -131,6 +131,11 @@ def _common(f):
         click.option("--hard-negatives", type=click.IntRange(0), metavar="H",
                      help="Up to H hard negatives per pair as extra negatives of every query "
                           "(shards of `wikipairs build --hard-negatives N`) [default: 0]."),
+        click.option("--page-negatives", is_flag=True, default=None,
+                     help="Clean negatives by page too: leave out of a BFS query's softmax the "
+                          "other BFS rows of its page, and of a WLP query's the other WLP rows "
+                          "of its query page (positives by the tasks' definitions) "
+                          "[default: off]."),
         click.option("--distinct-pages", is_flag=True, default=None,
                      help="Batches without duplicate query pages: B rows chosen from 2B "
                           "candidates, the first of each query page, filled with duplicates "

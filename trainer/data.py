@@ -10,19 +10,20 @@ Two readers with the same contract, seeded and with static shapes (what a TPU ne
 
 Both yield {"query_ids": int32 [B, max_query_len], "doc_ids": int32 [B, max_doc_len]}: ids
 truncated (the last kept id becomes [SEP]) or padded with [PAD]=0; batches of exactly
-`batch_size` (drop_remainder). With `negative_keys=True` also "negative_keys": int32 [B, 4, 2],
-each row's keys for clean in-batch negatives (`losses.duplicate_mask`), 64-bit hashes as two
-int32 words (the JAX backend has no int64 by default): [0] the document (the shards' `doc_id`
-where they have one, else its title and text), [1] the passage (lang, doc_page_id,
-doc_passage: also ICT documents of one passage that leave out different query sentences),
-[2] the query text, [3] the page that makes a document a positive, by the row's task: a BFS
-row's page (every body passage of page A is a BFS document of A's lead sentences, whichever
-lead sentence a row drew), a WLP row's query page (every passage linking to A is a WLP document
-of A's lead), and for ICT, whose positive is the one passage holding the query, the document key
-again (the other passages of a page stay negatives). So two BFS rows of one page, or two WLP
-rows of one query page, are not pushed apart when they drew different lead sentences. The
-rule compares rows of one task: a BFS row of page A keeps an ICT row's passage of A among its
-negatives.
+`batch_size` (drop_remainder). With `negative_keys=True` also "negative_keys": int32 [B, 3, 2]
+([B, 4, 2] with `page_keys=True`), each row's keys for clean in-batch negatives
+(`losses.duplicate_mask`), 64-bit hashes as two int32 words (the JAX backend has no int64 by
+default): [0] the document (the shards' `doc_id` where they have one, else its title and text),
+[1] the passage (lang, doc_page_id, doc_passage: also ICT documents of one passage that leave
+out different query sentences), [2] the query text, and with page_keys (`train
+--page-negatives`; issue 17) [3] the page that makes a document a positive, by the row's task:
+a BFS row's page (every body passage of page A is a BFS document of A's lead sentences,
+whichever lead sentence a row drew), a WLP row's query page (every passage linking to A is a
+WLP document of A's lead), and for ICT, whose positive is the one passage holding the query, the
+document key again (the other passages of a page stay negatives). So two BFS rows of one
+page, or two WLP rows of one query page, are not pushed apart when they drew different lead
+sentences. The rule compares rows of one task: a BFS row of page A keeps an ICT or WLP row's
+passage of A among its negatives.
 The readers hash differently (blake2b in NumPy, TensorFlow's fingerprint
 hash), which is fine: keys are only compared within a batch. Tasks are mixed per example,
 uniformly by default (`weights` for another mix); with `repeat` each task's stream repeats
@@ -81,9 +82,8 @@ SPLITS = ("train", "eval", "all")
 FORMATS = ("tfrecord", "parquet")
 EVAL_PERCENT = 5
 ID_COLUMNS = ("pair_id", "query_ids", "doc_ids")
-KEY_COLUMNS = ("doc_id", "doc_title", "doc_text", "lang", "doc_page_id", "doc_passage", "query",
-               "task", "query_page_id")
-NUM_KEYS = 4  # document, passage, query, page (the module docstring)
+KEY_COLUMNS = ("doc_id", "doc_title", "doc_text", "lang", "doc_page_id", "doc_passage", "query")
+PAGE_KEY_COLUMNS = ("task", "query_page_id")  # and lang, doc_page_id: the page key's columns
 HARD_ID_COLUMNS = ("neg_ids", "neg_ids_lengths")  # build --vocab --hard-negatives N
 HARD_KEY_COLUMNS = ("neg_doc_id", "neg_passage_id", "doc_id", "passage_id")
 QUERY_PAGE_ID = "query_page_id"  # read for distinct_pages, not given in the batches
@@ -340,12 +340,13 @@ def _hash64(strings) -> np.ndarray:
                     dtype=np.int64)
 
 
-def negative_keys(batch, passage_ids: bool = False) -> np.ndarray:
-    """int32 [N, 4, 2]: the clean-negative keys (document, passage, query, page) of a pyarrow
-    batch or table of pairs (see the module docstring). A key whose columns the shard lacks is the
-    pair_id's hash (unique: nothing is masked by it); the page key without the task and page
-    columns is the document key. passage_ids: the passage key is the hash of the `passage_id`
-    column (what hard negatives carry: `hard_negative_keys`)."""
+def negative_keys(batch, passage_ids: bool = False, page_keys: bool = False) -> np.ndarray:
+    """int32 [N, 3, 2]: the clean-negative keys (document, passage, query; with `page_keys`
+    [N, 4, 2], and the page) of a pyarrow batch or table of pairs (see the module docstring).
+    A key whose columns the shard lacks is the pair_id's hash (unique: nothing is masked by it);
+    the page key without the task and page columns is the document key. passage_ids: the
+    passage key is the hash of the `passage_id` column (what hard negatives carry:
+    `hard_negative_keys`)."""
     from wikipairs.pairs.tasks import doc_id
 
     names = set(batch.schema.names)
@@ -369,6 +370,8 @@ def negative_keys(batch, passage_ids: bool = False) -> np.ndarray:
     else:
         passage = _hash64(pair)
     query = _hash64(col("query") if "query" in names else pair)
+    if not page_keys:
+        return np.stack([doc, passage, query], axis=1).view(np.int32).reshape(len(pair), 3, 2)
     page = doc.copy()  # ICT (and any other task): nothing beyond the document
     if {"task", "lang", "doc_page_id", "query_page_id"} <= names:
         tasks, lang = col("task"), col("lang")
@@ -376,8 +379,7 @@ def negative_keys(batch, passage_ids: bool = False) -> np.ndarray:
             rows = [r for r, t in enumerate(tasks) if t == task]
             if rows:
                 page[rows] = _hash64(f"{task}\x00{lang[r]}\x00{page_of[r]}" for r in rows)
-    return np.stack([doc, passage, query, page], axis=1).view(np.int32).reshape(
-        len(pair), NUM_KEYS, 2)
+    return np.stack([doc, passage, query, page], axis=1).view(np.int32).reshape(len(pair), 4, 2)
 
 
 def hard_negatives(batch, count: int, max_doc_len: int, keys: bool = False
@@ -422,16 +424,18 @@ class _ParquetTaskStream:
     at a time, filtered to the split, padded, through a seeded shuffle buffer."""
 
     def __init__(self, files, *, split, eval_percent, max_query_len, max_doc_len, rng,
-                 shuffle_buffer, repeat, read_rows=1024, keys=False, hard=0, pages=False):
+                 shuffle_buffer, repeat, read_rows=1024, keys=False, hard=0, pages=False,
+                 page_keys=False):
         self.files, self.split, self.eval_percent = list(files), split, eval_percent
         self.lq, self.ld, self.rng = max_query_len, max_doc_len, rng
         self.shuffle_buffer, self.repeat, self.read_rows = shuffle_buffer, repeat, read_rows
-        self.keys, self.hard, self.pages = keys, hard, pages
+        self.keys, self.hard, self.pages, self.page_keys = keys, hard, pages, page_keys
         self._chunks = self._read()
         self.exhausted = False
         # the fields (`batch_fields`) of the examples read and not yet taken
         self.parts = [np.zeros((0, *shape), dtype) for _, shape, dtype in
-                      batch_fields(max_query_len, max_doc_len, keys, hard, pages)]
+                      batch_fields(max_query_len, max_doc_len, keys, hard, pages,
+                                   page_keys)]
 
     def _read(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         import pyarrow.parquet as pq
@@ -449,6 +453,8 @@ class _ParquetTaskStream:
                     if "doc_id" in wanted:  # no need for the texts it stands for
                         wanted = [c for c in wanted if c not in ("doc_title", "doc_text")]
                     columns += wanted
+                    if self.page_keys:
+                        columns += [c for c in PAGE_KEY_COLUMNS if c in names]
                     if self.hard:
                         columns += [c for c in HARD_KEY_COLUMNS if c not in columns]
                 if self.hard:
@@ -468,7 +474,8 @@ class _ParquetTaskStream:
                     parts = (pad_ids(*_ragged(batch.column("query_ids")), self.lq),
                              pad_ids(*_ragged(batch.column("doc_ids")), self.ld))
                     if self.keys:
-                        parts += (negative_keys(batch, passage_ids=self.hard > 0),)
+                        parts += (negative_keys(batch, passage_ids=self.hard > 0,
+                                                page_keys=self.page_keys),)
                     if self.hard:
                         ids, mask, *hard_keys = hard_negatives(batch, self.hard, self.ld,
                                                                self.keys)
@@ -514,13 +521,13 @@ class _ParquetTaskStream:
 
 
 def batch_fields(max_query_len: int, max_doc_len: int, keys: bool = False, hard: int = 0,
-                 pages: bool = False) -> list[tuple[str, tuple, type]]:
+                 pages: bool = False, page_keys: bool = False) -> list[tuple[str, tuple, type]]:
     """(name, shape of one example, dtype) of each field of a batch, in the readers' order;
     pages: last, the rows' query_page_id (the readers' own, for distinct_pages: not in the
     batches they give)."""
     fields = [("query_ids", (max_query_len,), np.int32), ("doc_ids", (max_doc_len,), np.int32)]
     if keys:
-        fields.append((NEGATIVE_KEYS, (NUM_KEYS, 2), np.int32))
+        fields.append((NEGATIVE_KEYS, (4 if page_keys else 3, 2), np.int32))
     if hard:
         fields += [(HARD_NEGATIVE_IDS, (hard, max_doc_len), np.int32),
                    (HARD_NEGATIVE_MASK, (hard,), bool)]
@@ -565,12 +572,13 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                   eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                   shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
                   negative_keys: bool = False, hard_negatives: int = 0,
-                  distinct_pages: bool = False) -> Iterator[dict[str, np.ndarray]]:
+                  distinct_pages: bool = False, page_keys: bool = False
+                  ) -> Iterator[dict[str, np.ndarray]]:
     """The Parquet reader: an iterator of {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]}
-    (and "negative_keys" int32 [B, 3, 2] with negative_keys=True; "hard_negative_ids",
-    "hard_negative_mask" (and "hard_negative_keys") with hard_negatives=H > 0: the module
-    docstring). distinct_pages: batches without duplicate query pages where the candidates allow
-    (the module docstring).
+    (and "negative_keys" int32 [B, 3, 2] with negative_keys=True, [B, 4, 2] with page_keys
+    too; "hard_negative_ids", "hard_negative_mask" (and "hard_negative_keys") with
+    hard_negatives=H > 0: the module docstring). distinct_pages: batches without duplicate
+    query pages where the candidates allow (the module docstring).
 
     No TensorFlow. Deterministic under `seed`. Each example's task is drawn with `weights`
     (uniform by default); with repeat=False a finished task drops out of the mix and the
@@ -579,7 +587,7 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     shards, names, probs = _sources(data_dirs, tasks, weights, batch_size, split, eval_percent,
                                     "parquet", hard_negatives, negative_keys)
     fields = batch_fields(max_query_len, max_doc_len, negative_keys, hard_negatives,
-                          distinct_pages)
+                          distinct_pages, negative_keys and page_keys)
     draw = 2 * batch_size if distinct_pages else batch_size  # candidate rows per batch
     probs = np.array(probs)
     rng = np.random.default_rng([int(seed), 0x5EED])
@@ -588,7 +596,7 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                                   rng=np.random.default_rng([int(seed), _task_seed(seed, t)]),
                                   shuffle_buffer=shuffle_buffer if shuffle else 0, repeat=repeat,
                                   keys=negative_keys, hard=hard_negatives,
-                                  pages=distinct_pages)
+                                  pages=distinct_pages, page_keys=page_keys)
                for t, files in zip(names, shards.values())]
     emitted = 0
     while True:
@@ -657,10 +665,10 @@ def _tf_hash64(text):
     return tf.bitcast(tf.strings.to_hash_bucket_fast(text, 2 ** 63 - 1), tf.int32)
 
 
-def _tf_negative_keys(ex, passage_ids: bool = False):
-    """int32 [4, 2]: `negative_keys` of one parsed example in TensorFlow ops (its own hash);
-    passage_ids (hard negatives): the document and passage keys are the hashes of the doc_id
-    and passage_id columns, like the negatives' (`_tf_hard_negatives`)."""
+def _tf_negative_keys(ex, passage_ids: bool = False, page_keys: bool = False):
+    """int32 [3, 2] ([4, 2] with page_keys): `negative_keys` of one parsed example in TensorFlow
+    ops (its own hash); passage_ids (hard negatives): the document and passage keys are the
+    hashes of the doc_id and passage_id columns, like the negatives' (`_tf_hard_negatives`)."""
     import tensorflow as tf
 
     if passage_ids:
@@ -669,13 +677,17 @@ def _tf_negative_keys(ex, passage_ids: bool = False):
         doc = _tf_hash64(tf.strings.join([ex["doc_title"], ex["doc_text"]], "\n"))
         passage = _tf_hash64(tf.strings.join([ex["lang"], tf.strings.as_string(ex["doc_page_id"]),
                                               tf.strings.as_string(ex["doc_passage"])], "\x00"))
+    query = _tf_hash64(ex["query"])
+    if not page_keys:
+        return tf.stack([doc, passage, query])
+
     def page_of(task, page_id):
         return _tf_hash64(tf.strings.join([task, ex["lang"], tf.strings.as_string(page_id)],
                                           "\x00"))
     page = tf.where(tf.equal(ex["task"], "bfs"), page_of("bfs", ex["doc_page_id"]),
                     tf.where(tf.equal(ex["task"], "wlp"), page_of("wlp", ex["query_page_id"]),
                              doc))
-    return tf.stack([doc, passage, _tf_hash64(ex["query"]), page])
+    return tf.stack([doc, passage, query, page])
 
 
 def _tf_hard_negatives(ex, count: int, max_len: int, keys: bool = False):
@@ -737,7 +749,7 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
                prefetch: bool = True, negative_keys: bool = False, hard_negatives: int = 0,
-               distinct_pages: bool = False):
+               distinct_pages: bool = False, page_keys: bool = False):
     """The tf.data reader of the TFRecord shards: a tf.data.Dataset of
     {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]} with static shapes (and the keys and
     hard negatives of `numpy_batches`).
@@ -759,8 +771,9 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     spec["split"] = tf.io.FixedLenFeature([], tf.string, default_value="")
     spec["query_page_id"] = tf.io.FixedLenFeature([], tf.int64, default_value=0)
     if negative_keys:  # the document by its title and text (the doc_id they define)
-        spec.update({name: full_spec[name] for name in KEY_COLUMNS
-                     if name not in ("doc_id", "query_page_id")})
+        spec.update({name: full_spec[name] for name in KEY_COLUMNS if name != "doc_id"})
+        if page_keys:  # query_page_id is read already (the split rule)
+            spec["task"] = full_spec["task"]
     if hard_negatives:
         spec.update({name: tf.io.VarLenFeature(tf.int64) for name in HARD_ID_COLUMNS})
         if negative_keys:
@@ -776,7 +789,8 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                "query_ids": _tf_fit(tf.sparse.to_dense(ex["query_ids"]), max_query_len),
                "doc_ids": _tf_fit(tf.sparse.to_dense(ex["doc_ids"]), max_doc_len)}
         if negative_keys:
-            out[NEGATIVE_KEYS] = _tf_negative_keys(ex, passage_ids=hard_negatives > 0)
+            out[NEGATIVE_KEYS] = _tf_negative_keys(ex, passage_ids=hard_negatives > 0,
+                                                   page_keys=page_keys)
         if hard_negatives:
             hard = _tf_hard_negatives(ex, hard_negatives, max_doc_len, negative_keys)
             out.update(zip((HARD_NEGATIVE_IDS, HARD_NEGATIVE_MASK, HARD_NEGATIVE_KEYS), hard))

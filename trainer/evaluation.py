@@ -68,5 +68,6 @@ def eval_batches(config: TrainConfig, model_config: ModelConfig, tasks, batch_si
         batch_size=batch_size or config.eval_batch_size,
         max_query_len=model_config.max_query_len, max_doc_len=model_config.max_doc_len,
         split="eval", eval_percent=config.eval_percent, seed=config.seed, shuffle=False,
-        repeat=False, negative_keys=config.clean_negatives and config.objective == "two-tower")
+        repeat=False, negative_keys=config.clean_negatives and config.objective == "two-tower",
+        page_keys=config.page_negatives)
 

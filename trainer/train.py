@@ -171,7 +171,8 @@ def _fit(config: TrainConfig, model_config: ModelConfig, model, data_format: str
         eval_percent=config.eval_percent, seed=config.seed,
         shuffle_buffer=config.shuffle_buffer, skip_batches=initial_step,
         negative_keys=config.clean_negatives and config.objective == "two-tower",
-        hard_negatives=config.hard_negatives, distinct_pages=config.distinct_pages)
+        hard_negatives=config.hard_negatives, distinct_pages=config.distinct_pages,
+        page_keys=config.page_negatives)
     batches = source if hasattr(source, "element_spec") \
         else ((b,) for b in source)  # Keras wants (inputs,) tuples
     try:

@@ -68,6 +68,10 @@ class TrainConfig:
         every query's softmax (`losses.in_batch_softmax_loss`); 0: none.
     distinct_pages: training batches without duplicate query pages where the data allows: B rows
         chosen from 2B candidates (`trainer.data`, the rule in its docstring).
+    page_negatives: with clean_negatives, also leave out of a BFS row's softmax the other BFS rows
+        of its page, and of a WLP row's the other WLP rows of its query page (positives by the
+        tasks' definitions; `trainer.data`'s page key). Off by default: on the SQuAD-in
+        benchmark it did not help (README, "Clean negatives by page").
     """
 
     data: list[str] = field(default_factory=list)
@@ -104,6 +108,7 @@ class TrainConfig:
     chunk_size: int | None = None
     hard_negatives: int = 0
     distinct_pages: bool = False
+    page_negatives: bool = False
     tensorboard: bool = True
     quiet: bool = False
 
@@ -179,6 +184,11 @@ def _check(c: TrainConfig) -> None:
         bad(f"hard negatives must be an integer >= 0, not {c.hard_negatives!r}")
     if not isinstance(c.distinct_pages, bool):
         bad(f"distinct pages must be true or false, not {c.distinct_pages!r}")
+    if not isinstance(c.page_negatives, bool):
+        bad(f"page negatives must be true or false, not {c.page_negatives!r}")
+    if c.page_negatives and not (c.clean_negatives and c.objective == "two-tower"):
+        bad("--page-negatives extends the clean negatives of the two-tower objective: it needs "
+            "--clean-negatives and --objective two-tower")
     if c.hard_negatives and c.objective != "two-tower":
         bad("--hard-negatives applies to the two-tower objective, not mlm")
     if c.eval_batches < 0:

@@ -18,7 +18,8 @@ Steps (each a `wikipairs` command, so this is also an end-to-end run of the tool
 2. `wikipairs reqa build` on SQuAD v1.1 dev and, per `--train-percents` P, `wikipairs reqa pairs
    --train-percent P` (fine-tuning pairs: P% of the questions; the rest are its test questions);
 3. per method: No-SSL (no pre-training: the fine-tuning alone, from random weights), MLM
-   (`--objective mlm`), ICT, ICT+BFS+WLP, ICT+BFS+WLP+HN (`train pretrain --hard-negatives 3`).
+   (`--objective mlm`), ICT, ICT+BFS+WLP, ICT+BFS+WLP+HN (`train pretrain --hard-negatives 3`),
+   and two ablations, ICT+BFS and ICT+WLP (which of the two costs ICT its paragraphs).
    Each pre-trained model is exported and evaluated zero-shot on every split's test questions,
    then fine-tuned per split (`wikipairs train finetune`), exported (trainer/export.py) and
    evaluated (`wikipairs reqa eval`) on that split's test questions and on its training
@@ -61,6 +62,8 @@ LEGACY_DUMPS = ["enwiki-sample-gensim.xml.bz2", "enwiki-minidump-dbpedia.xml.bz2
 # name: (objective, tasks, hard negatives) or None (no pre-training)
 METHODS = {"No-SSL": None, "MLM": ("mlm", "ict,bfs,wlp", 0), "ICT": ("two-tower", "ict", 0),
            "ICT+BFS+WLP": ("two-tower", "ict,bfs,wlp", 0),
+           # ablations: which of BFS and WLP costs ICT its paragraphs (not in the paper's table)
+           "ICT+BFS": ("two-tower", "ict,bfs", 0), "ICT+WLP": ("two-tower", "ict,wlp", 0),
            "ICT+BFS+WLP+HN": ("two-tower", "ict,bfs,wlp", 3)}
 KEYS = ("R@1", "R@10", "R@100")
 

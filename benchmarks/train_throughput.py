@@ -139,9 +139,12 @@ def parse_args(argv=None):
     p.add_argument("--attention", choices=("fused", "keras"), default="fused",
                    help="jax: attention with key lengths (default, trainer.fast_layers; cuDNN "
                         "on a GPU) or Keras' MultiHeadAttention path with a [B, L, L] mask")
-    p.add_argument("--no-xla-cpu-defaults", action="store_true",
+    p.add_argument("--xla-flags", default="", metavar="FLAGS",
+                   help="more XLA_FLAGS for this run, as --xla-flags='--a=x --b=y' (set before "
+                        "JAX starts; XLA aborts on a flag its version does not know)")
+    p.add_argument("--no-xla-defaults", action="store_true",
                    help="jax: leave XLA_FLAGS as it is (without the trainer's XLA:CPU scheduler "
-                        "setting, trainer/xla_cpu.py)")
+                        "and XLA:GPU Triton GEMM settings, trainer/xla_flags.py)")
     p.add_argument("--reference", choices=REFERENCES, default=None,
                    help="also train the same towers with PyTorch + transformers (BertModel) in a "
                         "subprocess and print wikipairs/reference examples/s")
@@ -346,8 +349,8 @@ def run(args) -> dict:
     if backend not in BACKENDS:
         raise SystemExit(f"train_throughput: unknown backend {backend!r} ({', '.join(BACKENDS)})")
     os.environ["KERAS_BACKEND"] = backend
-    if args.no_xla_cpu_defaults:  # else the trainer package adds its XLA:CPU flags on import
-        os.environ["WIKIPAIRS_XLA_CPU_DEFAULTS"] = "0"
+    if args.no_xla_defaults:  # else the trainer package adds its XLA flags on import
+        os.environ["WIKIPAIRS_XLA_DEFAULTS"] = "0"
     if args.xla_flops and backend != "jax":
         raise SystemExit("train_throughput: --xla-flops needs --backend jax")
     if args.profile and backend != "jax":
@@ -357,6 +360,8 @@ def run(args) -> dict:
             raise SystemExit("train_throughput: --no-tensorflow needs --backend jax")
         for name in NO_TF_MODULES:
             sys.modules[name] = None  # `import tensorflow` now raises ImportError
+    if args.xla_flags:
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {args.xla_flags}".strip()
     # the trainer first, as `wikipairs train` imports it: its XLA_FLAGS before JAX starts
     TwoTower, ModelConfig, trainer_file = import_trainer()
     import keras

@@ -61,12 +61,16 @@ def test_benchmark_runs_on_jax_without_tensorflow():
     result = _bench("--config", "bow", "--backend", "jax", "--batch", "8", "--steps", "3",
                     "--warmup", "1", "--no-tensorflow", "--peak-tflops", "1e-4", "--model-opt",
                     "dropout=0", "--model-opt", "embedding_dim=256", "--xla-flops",
-                    "--chunk-size", "4", "--json")
+                    "--chunk-size", "4", "--xla-flags=--xla_gpu_enable_cudnn_layer_norm=true",
+                    "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.strip().splitlines()
     r = json.loads(lines[-1])
     assert lines[0].startswith("train_throughput bow jax float32 on cpu:"), lines[0]
     assert r["tensorflow_imported"] is False and r["backend"] == "jax"
+    # --xla-flags first, then the trainer's defaults (trainer/xla_flags.py) for this jaxlib
+    from trainer.xla_flags import known_flags
+    assert r["xla_flags"].split() == ["--xla_gpu_enable_cudnn_layer_norm=true", *known_flags()]
     assert r["model_overrides"] == {"dropout": 0, "embedding_dim": 256}
     assert r["flops_terms"]["in_batch_scores"] == 6 * 8 * 256  # the override reached the model
     assert r["examples_per_s"] > 0 and r["steps"] == 3

@@ -1,5 +1,5 @@
 """The two-tower trainer and ReQA evaluation. Installed as `wikipairs.trainer`."""
-from .xla_cpu import apply_defaults as _apply_xla_cpu_defaults
+from .xla_flags import apply_defaults as _apply_xla_defaults
 
-# Before anything imports JAX: XLA reads XLA_FLAGS once, when its CPU backend starts (xla_cpu.py).
-_apply_xla_cpu_defaults()
+# Before anything imports JAX: XLA reads XLA_FLAGS once, when its backend starts (xla_flags.py).
+_apply_xla_defaults()

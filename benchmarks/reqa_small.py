@@ -19,7 +19,9 @@ Steps (each a `wikipairs` command, so this is also an end-to-end run of the tool
    --train-percent P` (fine-tuning pairs: P% of the questions; the rest are its test questions);
 3. per method: No-SSL (no pre-training: the fine-tuning alone, from random weights), MLM
    (`--objective mlm`), ICT, ICT+BFS+WLP, ICT+BFS+WLP+HN (`train pretrain --hard-negatives 3`),
-   and two ablations, ICT+BFS and ICT+WLP (which of the two costs ICT its paragraphs).
+   and two ablations, ICT+BFS and ICT+WLP (which of the two costs ICT its paragraphs), and
+   BFS+WLP>ICT (the tasks in sequence: BFS+WLP for --first-steps, then `train finetune --init`
+   on ICT alone for --pretrain-steps).
    Each pre-trained model is exported and evaluated zero-shot on every split's test questions,
    then fine-tuned per split (`wikipairs train finetune`), exported (trainer/export.py) and
    evaluated (`wikipairs reqa eval`) on that split's test questions and on its training
@@ -64,7 +66,10 @@ METHODS = {"No-SSL": None, "MLM": ("mlm", "ict,bfs,wlp", 0), "ICT": ("two-tower"
            "ICT+BFS+WLP": ("two-tower", "ict,bfs,wlp", 0),
            # ablations: which of BFS and WLP costs ICT its paragraphs (not in the paper's table)
            "ICT+BFS": ("two-tower", "ict,bfs", 0), "ICT+WLP": ("two-tower", "ict,wlp", 0),
-           "ICT+BFS+WLP+HN": ("two-tower", "ict,bfs,wlp", 3)}
+           "ICT+BFS+WLP+HN": ("two-tower", "ict,bfs,wlp", 3),
+           # the tasks in sequence, not mixed: BFS+WLP for --first-steps, then ICT alone for
+           # --pretrain-steps from those weights (a curriculum; not the paper's mixing)
+           "BFS+WLP>ICT": ("two-tower", "bfs,wlp>ict", 0)}
 KEYS = ("R@1", "R@10", "R@100")
 
 
@@ -93,7 +98,7 @@ def export(model_dir: Path, out: Path) -> None:
 
 
 def slug(name: str) -> str:
-    return name.lower().replace("+", "-").replace(" ", "")
+    return name.lower().replace("+", "-").replace(">", "-then-").replace(" ", "")
 
 
 def pct(p: float) -> str:
@@ -142,6 +147,9 @@ def main() -> None:
                     help="how methods of several tasks mix them in pre-training: uniform (each "
                          "task a third) or pairs (in proportion to each task's pairs, "
                          "`--task-weights`); not uniform: the runs' names say it (-mixpairs)")
+    ap.add_argument("--first-steps", type=int, default=1000,
+                    help="sequential methods (BFS+WLP>ICT): steps of the first phase (default "
+                         "1000; in the run's names as -f<N>)")
     ap.add_argument("--page-negatives", action="store_true",
                     help="`train pretrain --page-negatives`: clean negatives by page too (BFS "
                          "rows of one page, WLP rows of one query page); the runs' names say it "
@@ -256,16 +264,31 @@ def main() -> None:
                 and method[0] == "two-tower"
             if page_negatives:
                 ptag += "-pagekeys"
+            if method is not None and ">" in method[1]:
+                ptag += f"-f{args.first_steps}"
             label = labelled(name, ptag)
             pre = None
             if method is not None:
                 objective, tasks, hn = method
                 pre = work / f"pre-{s}{ptag}"
-                if not (pre / "eval.json").exists():
+                seeded_pre = ["--seed", args.pretrain_seed] if args.pretrain_seed else []
+                first = None
+                if ">" in tasks:  # phase 1 on the first tasks; phase 2 below from its weights
+                    tasks, second = tasks.split(">")
+                    first = work / f"pre-{s}{ptag}-first"
+                    if not (first / "eval.json").exists():
+                        wikipairs("train", "pretrain", "-d", builds[hn], "-o", first, "--model",
+                                  args.model, *model_opts, "--tasks", tasks, "--steps",
+                                  args.first_steps, "--lr", args.pretrain_lr, *common, *seeded_pre,
+                                  log=log)
+                if first is not None and not (pre / "eval.json").exists():
+                    wikipairs("train", "finetune", "-d", builds[hn], "-o", pre, "--init", first,
+                              "--tasks", second, "--steps", steps, "--lr", args.pretrain_lr,
+                              *common, *seeded_pre, log=log)
+                elif not (pre / "eval.json").exists():
                     wikipairs("train", "pretrain", "-d", builds[hn], "-o", pre, "--model",
                               args.model, *model_opts, "--objective", objective, "--tasks", tasks,
-                              "--steps", steps, "--lr", args.pretrain_lr, *common,
-                              *(["--seed", args.pretrain_seed] if args.pretrain_seed else []),
+                              "--steps", steps, "--lr", args.pretrain_lr, *common, *seeded_pre,
                               *(["--hard-negatives", hn] if hn else []),
                               *(["--task-weights", weights] if weights else []),
                               *(["--page-negatives"] if page_negatives else []),
@@ -329,7 +352,7 @@ def main() -> None:
 def task_weights(method, mix: str, pair_counts: dict) -> str | None:
     """`--task-weights` of a pre-training method: None for uniform mixing or a single task,
     else each task's pair count (`build_stats` keys `<task>_pairs`) in the method's order."""
-    if method is None or mix == "uniform" or "," not in method[1]:
+    if method is None or mix == "uniform" or "," not in method[1] or ">" in method[1]:
         return None
     return ",".join(str(pair_counts[f"{task}_pairs"]) for task in method[1].split(","))
 

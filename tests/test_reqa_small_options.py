@@ -49,3 +49,13 @@ def test_task_mix_by_pairs_weights_each_task_by_its_pair_count():
     assert reqa_small.task_weights(reqa_small.METHODS["ICT"], "pairs", counts) is None
     assert reqa_small.task_weights(None, "pairs", counts) is None  # No-SSL: no pre-training
     assert reqa_small.labelled("ICT+BFS+WLP", "-mixpairs") == "ICT+BFS+WLP [mixpairs]"
+
+
+def test_a_sequential_method_is_not_mixed_and_names_its_first_phase():
+    """BFS+WLP>ICT trains its phases one after the other: no --task-weights for either."""
+    counts = {"ict_pairs": 300, "bfs_pairs": 20, "wlp_pairs": 1}
+    sequential = reqa_small.METHODS["BFS+WLP>ICT"]
+    assert sequential[1].split(">") == ["bfs,wlp", "ict"]
+    assert reqa_small.task_weights(sequential, "pairs", counts) is None
+    assert reqa_small.labelled("BFS+WLP>ICT", "-f1000") == "BFS+WLP>ICT [f1000]"
+    assert reqa_small.slug("BFS+WLP>ICT") == "bfs-wlp-then-ict"  # no ">" in a folder name

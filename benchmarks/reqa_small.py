@@ -124,7 +124,9 @@ def main() -> None:
                                                        "attention_dropout=0"],
                     help="ModelConfig overrides (shorter documents keep the CPU run short; "
                          "without dropout tiny towers from scratch start learning ~3x sooner)")
-    ap.add_argument("--pretrain-lr", default="1e-3")
+    ap.add_argument("--pretrain-lr", default="1e-3",
+                    help="pre-training learning rate; comma-separated to sweep (in the names as "
+                         "-plr<LR>)")
     ap.add_argument("--finetune-lr", default="5e-4",
                     help="fine-tuning learning rate, like --finetune-steps")
     ap.add_argument("--pretrain-seed", type=int, default=0,
@@ -180,6 +182,7 @@ def main() -> None:
     percents = [float(p) for p in args.train_percents.split(",")]
     try:
         pretrain_steps = [int(v) for v in args.pretrain_steps.split(",")]
+        pretrain_lrs = args.pretrain_lr.split(",")
         ft_steps = per_split(args.finetune_steps, percents, int)
         ft_lrs = per_split(args.finetune_lr, percents, str)
         ft_seeds = [int(v) for v in args.finetune_seeds.split(",")]
@@ -253,8 +256,11 @@ def main() -> None:
         print(name, flush=True)
         started = time.monotonic()
         # No-SSL has no pre-training: one pass, its fine-tuning starts from random weights
-        for steps in pretrain_steps if method is not None else [None]:
+        for steps, plr in (itertools.product(pretrain_steps, pretrain_lrs) if method is not None
+                           else [(None, None)]):
             ptag = f"-p{steps}" if steps is not None and len(pretrain_steps) > 1 else ""
+            if plr is not None and len(pretrain_lrs) > 1:
+                ptag += f"-plr{plr}"
             if method is not None and args.pretrain_seed:  # seed 0: the names of before
                 ptag += f"-pseed{args.pretrain_seed}"
             weights = task_weights(method, args.task_mix, corpus_stats)
@@ -279,16 +285,16 @@ def main() -> None:
                     if not (first / "eval.json").exists():
                         wikipairs("train", "pretrain", "-d", builds[hn], "-o", first, "--model",
                                   args.model, *model_opts, "--tasks", tasks, "--steps",
-                                  args.first_steps, "--lr", args.pretrain_lr, *common, *seeded_pre,
+                                  args.first_steps, "--lr", plr, *common, *seeded_pre,
                                   log=log)
                 if first is not None and not (pre / "eval.json").exists():
                     wikipairs("train", "finetune", "-d", builds[hn], "-o", pre, "--init", first,
-                              "--tasks", second, "--steps", steps, "--lr", args.pretrain_lr,
+                              "--tasks", second, "--steps", steps, "--lr", plr,
                               *common, *seeded_pre, log=log)
                 elif not (pre / "eval.json").exists():
                     wikipairs("train", "pretrain", "-d", builds[hn], "-o", pre, "--model",
                               args.model, *model_opts, "--objective", objective, "--tasks", tasks,
-                              "--steps", steps, "--lr", args.pretrain_lr, *common, *seeded_pre,
+                              "--steps", steps, "--lr", plr, *common, *seeded_pre,
                               *(["--hard-negatives", hn] if hn else []),
                               *(["--task-weights", weights] if weights else []),
                               *(["--page-negatives"] if page_negatives else []),
@@ -322,8 +328,9 @@ def main() -> None:
                                       "--tasks", "reqa", "--steps", ft_step, "--lr", lr, *seeded,
                                       *common, log=log)
                     export(tuned, work / f"export-{run}")
-                    row = {"settings": {"pretrain_steps": steps, "finetune_steps": ft_step,
-                                        "finetune_lr": lr, "seed": seed},
+                    row = {"settings": {"pretrain_steps": steps, "pretrain_lr": plr,
+                                        "finetune_steps": ft_step, "finetune_lr": lr,
+                                        "seed": seed},
                            args.eval_split: evaluate(work / f"export-{run}", p, args.eval_split,
                                                      work / f"eval-{run}-{args.eval_split}.json")}
                     if args.train_recall:
@@ -467,11 +474,19 @@ def print_sweep(results: dict, percents: list, split: str) -> None:
         methods = list(dict.fromkeys(n.split(" [")[0] for n, _, _ in rows))
         if len(rows) <= len(methods):
             continue
+        several_lrs = len({st.get("pretrain_lr") for _, st, _ in rows
+                           if st.get("pretrain_lr")}) > 1
+
+        def pre_key(st):  # pre-training steps, and its lr when that was swept too
+            if not st["pretrain_steps"] or not several_lrs:
+                return st["pretrain_steps"]
+            return f"{st['pretrain_steps']} lr{st['pretrain_lr']}"
+
         grid: dict = {}
         for name, st, r100 in rows:
             key = (st["finetune_steps"], st["finetune_lr"], st.get("seed", 0))
-            grid.setdefault(key, {}).setdefault(name.split(" [")[0], {})[st["pretrain_steps"]] = r100
-        pre_values = sorted({st["pretrain_steps"] for _, st, _ in rows if st["pretrain_steps"]})
+            grid.setdefault(key, {}).setdefault(name.split(" [")[0], {})[pre_key(st)] = r100
+        pre_values = sorted({pre_key(st) for _, st, _ in rows if st["pretrain_steps"]}, key=str)
         print(f"\nsweep, {pct(p)}% split: R@100 on the {split} questions per (fine-tuning steps, "
               "lr, seed)")
         cols = [(m, ps) for m in methods for ps in (pre_values if m != "No-SSL" else [None])]

@@ -59,3 +59,15 @@ def test_a_sequential_method_is_not_mixed_and_names_its_first_phase():
     assert reqa_small.task_weights(sequential, "pairs", counts) is None
     assert reqa_small.labelled("BFS+WLP>ICT", "-f1000") == "BFS+WLP>ICT [f1000]"
     assert reqa_small.slug("BFS+WLP>ICT") == "bfs-wlp-then-ict"  # no ">" in a folder name
+
+
+def test_sweep_grid_keeps_pretraining_learning_rates_apart(capsys):
+    def entry(plr, r100):
+        return {"settings": {"pretrain_steps": 600, "pretrain_lr": plr, "finetune_steps": 400,
+                             "finetune_lr": "5e-4", "seed": 0},
+                "valid": {"paper": {"R@1": 0.01, "R@10": 0.1, "R@100": r100}}}
+    results = {"80": {"ICT [plr3e-4]": entry("3e-4", 0.70), "ICT [plr3e-3]": entry("3e-3", 0.80)}}
+    reqa_small.print_sweep(results, [80.0], "valid")
+    lines = capsys.readouterr().out.splitlines()
+    assert "ICT p600 lr3e-3" in lines[2] and "ICT p600 lr3e-4" in lines[2]
+    assert lines[3].split() == ["400", "5e-4", "0", "80.0", "70.0", "80.0", "70.0"]

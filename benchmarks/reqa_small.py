@@ -145,10 +145,11 @@ def main() -> None:
     ap.add_argument("--ict-queries", type=int, default=1,
                     help="`wikipairs build --ict-queries N`: ICT pairs per passage (a corpus "
                          "setting: a fresh --work per value)")
-    ap.add_argument("--task-mix", default="uniform", choices=("uniform", "pairs"),
+    ap.add_argument("--task-mix", default="uniform",
                     help="how methods of several tasks mix them in pre-training: uniform (each "
-                         "task a third) or pairs (in proportion to each task's pairs, "
-                         "`--task-weights`); not uniform: the runs' names say it (-mixpairs)")
+                         "task a third), pairs (in proportion to each task's pairs) or weights "
+                         "in the method's task order, e.g. 8:1:1 (`--task-weights`); not "
+                         "uniform: the runs' names say it (-mixpairs, -mix8-1-1)")
     ap.add_argument("--first-steps", type=int, default=1000,
                     help="sequential methods (BFS+WLP>ICT): steps of the first phase (default "
                          "1000; in the run's names as -f<N>)")
@@ -265,7 +266,7 @@ def main() -> None:
                 ptag += f"-pseed{args.pretrain_seed}"
             weights = task_weights(method, args.task_mix, corpus_stats)
             if weights:
-                ptag += f"-mix{args.task_mix}"
+                ptag += f"-mix{args.task_mix.replace(':', '-')}"
             page_negatives = args.page_negatives and method is not None \
                 and method[0] == "two-tower"
             if page_negatives:
@@ -357,11 +358,18 @@ def main() -> None:
 
 
 def task_weights(method, mix: str, pair_counts: dict) -> str | None:
-    """`--task-weights` of a pre-training method: None for uniform mixing or a single task,
-    else each task's pair count (`build_stats` keys `<task>_pairs`) in the method's order."""
+    """`--task-weights` of a pre-training method: None for uniform mixing, a single task or
+    tasks in sequence; else each task's pair count (`build_stats` keys `<task>_pairs`) in the
+    method's order, or with `mix` "W1:W2:..." those weights."""
     if method is None or mix == "uniform" or "," not in method[1] or ">" in method[1]:
         return None
-    return ",".join(str(pair_counts[f"{task}_pairs"]) for task in method[1].split(","))
+    tasks = method[1].split(",")
+    if mix != "pairs":  # explicit weights, one per task
+        weights = mix.split(":")
+        if len(weights) != len(tasks):
+            raise ValueError(f"--task-mix {mix}: {len(tasks)} weights needed for {method[1]}")
+        return ",".join(weights)
+    return ",".join(str(pair_counts[f"{task}_pairs"]) for task in tasks)
 
 
 def labelled(name: str, tags: str) -> str:

@@ -49,6 +49,10 @@ def test_task_mix_by_pairs_weights_each_task_by_its_pair_count():
     assert reqa_small.task_weights(reqa_small.METHODS["ICT"], "pairs", counts) is None
     assert reqa_small.task_weights(None, "pairs", counts) is None  # No-SSL: no pre-training
     assert reqa_small.labelled("ICT+BFS+WLP", "-mixpairs") == "ICT+BFS+WLP [mixpairs]"
+    assert reqa_small.task_weights(several, "8:1:1", counts) == "8,1,1"  # given weights
+    assert reqa_small.labelled("ICT+BFS+WLP", "-mix8-1-1") == "ICT+BFS+WLP [mix8-1-1]"
+    with pytest.raises(ValueError):
+        reqa_small.task_weights(several, "8:1", counts)
 
 
 def test_a_sequential_method_is_not_mixed_and_names_its_first_phase():

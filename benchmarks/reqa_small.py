@@ -500,7 +500,8 @@ def print_sweep(results: dict, percents: list, split: str) -> None:
         cols = [(m, ps) for m in methods for ps in (pre_values if m != "No-SSL" else [None])]
         head = "".join(f"{m + (f' p{ps}' if ps and len(pre_values) > 1 else ''):>22}"
                        for m, ps in cols)
-        means = "".join(f"{'mean p' + str(ps):>12}" for ps in pre_values) or f"{'mean':>12}"
+        width = max([12, *(len(f"mean p{ps}") + 2 for ps in pre_values)])
+        means = "".join(f"{'mean p' + str(ps):>{width}}" for ps in pre_values) or f"{'mean':>12}"
         print(f"{'steps':>6} {'lr':>7} {'seed':>4}{head}{means}")
         for (steps, lr, seed), by_method in grid.items():
             vals = [by_method.get(m, {}).get(ps) for m, ps in cols]
@@ -508,7 +509,7 @@ def print_sweep(results: dict, percents: list, split: str) -> None:
             for ps in pre_values or [None]:
                 xs = [by_method.get(m, {}).get(None if m == "No-SSL" else ps) for m in methods]
                 xs = [x for x in xs if x is not None]
-                line += f"{sum(xs) / len(xs):>12.1f}" if xs else f"{'-':>12}"
+                line += f"{sum(xs) / len(xs):>{width}.1f}" if xs else f"{'-':>{width}}"
             print(f"{steps:>6} {lr:>7} {seed:>4}{line}")
 
 

@@ -8,7 +8,7 @@
   step took 11.3 s instead of 12.7 s (benchmarks/README.md).
 - GPU: XLA:GPU's Triton GEMMs off (the matrix products go to cuBLAS). On an H200, `base` bf16 at
   batch 256 trained at 2,014 examples/s with it against 1,929 without (one machine, minutes
-  apart; benchmarks/README.md, "Measured on one NVIDIA H200").
+  apart; benchmarks/README.md, "A third H200: XLA flags and a stacked projection").
 Each flag only changes how XLA runs a step (not what it computes); the other platforms'
 compilations do not read it.
 

@@ -133,9 +133,10 @@ def parse_args(argv=None):
     p.add_argument("--profile", type=int, default=0, metavar="STEPS",
                    help="jax: trace STEPS more steps with JAX's profiler and print where the "
                         "device time goes (kernel kinds, top kernels; kernel_profile.py)")
-    p.add_argument("--dropout-rng", choices=("philox", "threefry"), default="philox",
-                   help="jax: dropout masks from Philox (default, trainer.fast_layers) or from "
-                        "Keras' own jax.random (threefry), to compare")
+    p.add_argument("--dropout-rng", choices=("hash", "philox", "threefry"), default="hash",
+                   help="jax: dropout masks from an index hash fused into their use (default, "
+                        "trainer.fast_layers), XLA's Philox bits, or Keras' own jax.random "
+                        "(threefry), to compare")
     p.add_argument("--attention", choices=("fused", "keras"), default="fused",
                    help="jax: attention with key lengths (default, trainer.fast_layers; cuDNN "
                         "on a GPU) or Keras' MultiHeadAttention path with a [B, L, L] mask")
@@ -377,7 +378,7 @@ def run(args) -> dict:
     else:  # keras.utils.set_random_seed would import TensorFlow when it is installed
         np.random.seed(args.seed)
     fast_layers = sys.modules[TwoTower.__module__.rsplit(".", 1)[0] + ".fast_layers"]
-    fast_layers.Dropout.use_philox = args.dropout_rng == "philox"
+    fast_layers.Dropout.rng = args.dropout_rng
     fast_layers.SelfAttention.use_fused = args.attention == "fused"
     config = model_config(args, ModelConfig)
     lq, ld = config.max_query_len, config.max_doc_len

@@ -51,58 +51,84 @@ def test_the_check_fails_when_the_lengths_are_off_by_one():
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
 
 
-PHILOX = r'''
+DROPOUT = r"""
 import json
 import numpy as np
 import keras
-from trainer.fast_layers import Dropout, SelfAttention, uint16_bits
+from trainer.fast_layers import Dropout, SelfAttention, hash_bits, uint16_bits
 x = np.ones((200, 500), "float32")
 a, b = Dropout(0.1, seed=7), Dropout(0.1, seed=7)
 first, again, other = (np.asarray(layer(x, training=True)) for layer in (a, b, a))
 inference = np.asarray(a(x, training=False))
-Dropout.use_philox = False
+Dropout.rng = "threefry"
 threefry = np.asarray(Dropout(0.1, seed=7)(x, training=True))
-Dropout.use_philox = True
-# attention probabilities dropped by Philox under the MultiHeadAttention's own seed generator
+Dropout.rng = "philox"
+philox = np.asarray(Dropout(0.1, seed=7)(x, training=True))
+philox_odd = np.asarray(Dropout(0.1, seed=5)(np.ones((101, 333), "float32"), training=True))
+Dropout.rng = "hash"
+# attention probabilities dropped under the MultiHeadAttention's own seed generator
 attention = SelfAttention(2, 4, dropout=0.5, seed=3)
 h = np.random.default_rng(0).normal(size=(2, 6, 8)).astype("float32")
 mask = np.ones((2, 6, 6), bool)
 dropped = [np.asarray(attention(h, mask, np.array([6, 6], "int32"), training=True))
            for _ in range(2)]
 plain = np.asarray(attention(h, mask, np.array([6, 6], "int32"), training=False))
-# an odd number of elements (the bits come as uint32 pairs), and neighbours independent
 odd = np.asarray(Dropout(0.1, seed=5)(np.ones((101, 333), "float32"), training=True))
-bits = np.asarray(uint16_bits(np.array([1, 2, 3, 4], "uint32"), (400001,))).astype("float64")
+# the bits themselves: seeds one apart (a SeedGenerator's next draws), a 3-d shape
+u = lambda seed: np.asarray(hash_bits(np.array(seed, "uint32"), (16, 160, 160))).ravel()
+b0, b1, b2 = u([7, 0]), u([7, 1]), u([8, 0])
+f = lambda v: v.astype("float64") / 2 ** 32
+per_bit = [float(((b0 >> k) & 1).mean()) for k in range(32)]
+bits16 = np.asarray(uint16_bits(np.array([1, 2, 3, 4], "uint32"), (400001,))).astype("float64")
+corr = lambda v, w: float(np.corrcoef(v, w)[0, 1])
 print("RESULT " + json.dumps({
     "odd_keep": float((odd > 0).mean()), "odd_shape": list(odd.shape),
-    "bits_mean": float(bits.mean() / 65535),
-    "neighbour_corr": float(np.corrcoef(bits[:-1], bits[1:])[0, 1]),
-    "keep": float((first > 0).mean()), "values": sorted({round(float(v), 5) for v in first.flat}),
+    "philox_odd_keep": float((philox_odd > 0).mean()),
+    "keep": float((first > 0).mean()), "philox_keep": float((philox > 0).mean()),
+    "values": sorted({round(float(v), 5) for v in first.flat}),
     "same_seed_same_mask": bool((first == again).all()),
     "next_call_differs": float(((first > 0) == (other > 0)).mean()),
     "inference_identity": bool((inference == x).all()),
     "threefry_differs": bool((threefry != first).any()),
+    "philox_differs": bool((philox != first).any()),
     "attention_dropped_differs": bool(np.abs(dropped[0] - dropped[1]).max() > 1e-3),
     "attention_plain_differs": bool(np.abs(dropped[0] - plain).max() > 1e-3),
     "finite": bool(all(np.isfinite(d).all() for d in dropped)),
     "variables": len(attention.weights),
+    "bits_mean": float(f(b0).mean()), "per_bit_max_off": max(abs(p - 0.5) for p in per_bit),
+    "neighbour_corr": corr(f(b0[:-1]), f(b0[1:])), "row_corr": corr(f(b0[:-160]), f(b0[160:])),
+    "next_seed_corr": corr(f(b0), f(b1)), "other_word_corr": corr(f(b0), f(b2)),
+    "next_seed_shifted_corr": max(abs(corr(f(v[:-d]), f(w[d:])))
+                                  for d in (1, 2, 160) for v, w in ((b0, b1), (b1, b0))),
+    "philox_bits_mean": float(bits16.mean() / 65535),
+    "philox_neighbour_corr": corr(bits16[:-1], bits16[1:]),
 }))
-'''
+"""
 
 
-def test_philox_dropout_keeps_the_rate_the_scale_and_the_seed():
-    """On JAX: keep fraction 0.9 of 100,000 (+-0.5%; also for an odd size: the bits come as
-    uint32 pairs, neighbours uncorrelated), kept values scaled by 1/0.9; the same
-    seed gives the same mask, the next call a new one (agreement ~0.9^2 + 0.1^2); identity at
-    inference; not threefry's stream; attention probabilities dropped differently per call."""
-    r = result(run_jax(PHILOX))
-    assert abs(r["keep"] - 0.9) < 0.005
+def test_fast_dropout_keeps_the_rate_the_scale_and_the_seed():
+    """On JAX, hashed masks (the default) and Philox's: keep fraction 0.9 of 100,000 (+-0.5%;
+    also for an odd size), kept values scaled by 1/0.9; the same seed gives the same mask, the
+    next call a new one (agreement ~0.9^2 + 0.1^2); identity at inference; neither is
+    threefry's stream; attention probabilities dropped differently per call. The hashed bits
+    of 409,600 elements: mean 0.5 and every one of the 32 bits set half the time (+-0.5%), and
+    uncorrelated (|r| < 0.01) between neighbours, rows, seeds one apart in either word, and seeds
+    one apart at positions shifted either way (a hash of index + seed would repeat the mask
+    one element over)."""
+    r = result(run_jax(DROPOUT))
+    assert abs(r["keep"] - 0.9) < 0.005 and abs(r["philox_keep"] - 0.9) < 0.005
     assert r["values"] == [0.0, round(1 / 0.9, 5)]
     assert r["same_seed_same_mask"] and r["inference_identity"] and r["threefry_differs"]
+    assert r["philox_differs"]
     assert abs(r["next_call_differs"] - 0.82) < 0.01
     assert r["attention_dropped_differs"] and r["attention_plain_differs"] and r["finite"]
     assert r["odd_shape"] == [101, 333] and abs(r["odd_keep"] - 0.9) < 0.01
-    assert abs(r["bits_mean"] - 0.5) < 0.005 and abs(r["neighbour_corr"]) < 0.01
+    assert abs(r["philox_odd_keep"] - 0.9) < 0.01
+    assert abs(r["bits_mean"] - 0.5) < 0.005 and r["per_bit_max_off"] < 0.005
+    for name in ("neighbour_corr", "row_corr", "next_seed_corr", "other_word_corr",
+                 "next_seed_shifted_corr", "philox_neighbour_corr"):
+        assert abs(r[name]) < 0.01, (name, r[name])
+    assert abs(r["philox_bits_mean"] - 0.5) < 0.005
 
 
 def test_the_layers_keep_keras_variables():

@@ -8,12 +8,15 @@
   H200 that conversion (a compare and transpose per layer) and the bias read by cuDNN took about
   a tenth of a `base` step (benchmarks/README.md, "Where the GPU time goes"). With dropout on the
   probabilities, and on TensorFlow, Keras' own path with the boolean mask.
-- `Dropout`: on JAX the keep mask is drawn as uint16 bits by XLA's RngBitGenerator (Philox)
-  instead of `jax.random.bernoulli`'s threefry, whose rounds run on the ALUs for every element
-  of every mask (on an H200, `base` with attention dropout went from 1,295 to 1,414 examples/s),
-  two uint16 to each 32-bit Philox output (XLA would spend one output on each). The rate is
-  kept to 1/65536; the seed still comes from the layer's SeedGenerator, so a step is as
-  reproducible as before and GradCache's replay of a pass's masks still holds. TensorFlow:
+- `Dropout`: on JAX the keep mask is a keyed integer hash of each element's index (two rounds
+  of MurmurHash3's 32-bit finalizer, keyed by the layer's seed), which XLA computes inside the
+  fusion that applies the mask: no random bits are drawn or stored. Keras' `jax.random.bernoulli`
+  runs threefry's rounds for every element of every mask; XLA's RngBitGenerator (Philox, the
+  previous path here, still `Dropout.rng = "philox"` and the path for tensors of 2^32 elements
+  or more) writes its bits to memory first. On this CPU a [32, 8, 288, 288] attention mask
+  applied forward took 56-75 ms hashed against 238-267 ms with Philox (benchmarks/README.md).
+  The rate is kept to 2^-32; the seed still comes from the layer's SeedGenerator, so a step is
+  as reproducible as before and GradCache's replay of a pass's masks still holds. TensorFlow:
   Keras' Dropout unchanged.
 
 Both keep Keras' sublayers and variables (names, shapes, the seed generator's state), so a
@@ -28,18 +31,49 @@ import keras
 from keras import layers, ops
 
 
-def philox_dropout(inputs, rate: float, seed_generator):
-    """inputs [...] -> inputs / (1 - rate) where a uint16 Philox draw >= rate * 65536, else 0
-    (JAX only): the keep mask from `jax.lax.rng_bit_generator`, keyed by the next seed of
+def fast_dropout(inputs, rate: float, seed_generator, rng: str = "hash"):
+    """inputs [...] -> inputs / (1 - rate) where the element's random bits >= rate * 2^bits,
+    else 0 (JAX only). The bits: `hash_bits` (rng "hash"; 32 bits) or `uint16_bits` (rng
+    "philox", and any tensor of 2^32 elements or more), keyed by the next seed of
     `seed_generator` (a keras.random.SeedGenerator)."""
     import jax
     import jax.numpy as jnp
 
     seed = jnp.asarray(seed_generator.next()).astype(jnp.uint32)  # [2], as Keras' dropout draws
-    key = jnp.concatenate([seed, seed ^ jnp.uint32(0x9E3779B9)])  # Philox takes uint32[4]
-    keep = uint16_bits(key, inputs.shape) >= jnp.uint16(min(round(rate * 65536), 65535))
+    if rng == "hash" and math.prod(inputs.shape) < 2 ** 32:
+        keep = hash_bits(seed, inputs.shape) >= jnp.uint32(min(round(rate * 2 ** 32), 2 ** 32 - 1))
+    else:
+        key = jnp.concatenate([seed, seed ^ jnp.uint32(0x9E3779B9)])  # Philox takes uint32[4]
+        keep = uint16_bits(key, inputs.shape) >= jnp.uint16(min(round(rate * 65536), 65535))
     return jax.lax.select(keep, inputs / jnp.asarray(1.0 - rate, inputs.dtype),
                           jnp.zeros_like(inputs))
+
+
+def _fmix32(h):
+    """MurmurHash3's 32-bit finalizer (a bijection of uint32 with full avalanche)."""
+    import jax.numpy as jnp
+
+    h = h ^ (h >> 16)
+    h = h * jnp.uint32(0x85EBCA6B)
+    h = h ^ (h >> 13)
+    h = h * jnp.uint32(0xC2B2AE35)
+    return h ^ (h >> 16)
+
+
+def hash_bits(seed, shape):
+    """uint32[2] seed, shape (< 2^32 elements) -> uint32[shape] bits: element i (row-major
+    index) gets fmix32(fmix32(i ^ k0) + k1), with k0, k1 hashed from both seed words, so that
+    seeds one apart (a SeedGenerator's consecutive draws) give unrelated masks. Elementwise
+    integer ops only: XLA fuses them into the op that uses the bits."""
+    import jax
+    import jax.numpy as jnp
+
+    k0 = _fmix32(seed[0] ^ jnp.uint32(0x9E3779B9))
+    k1 = _fmix32(seed[1] + _fmix32(k0 ^ jnp.uint32(0x7F4A7C15)))
+    index = jnp.zeros(shape, jnp.uint32)
+    for axis, size in enumerate(shape):
+        index = index * jnp.uint32(size) + jax.lax.broadcasted_iota(jnp.uint32, shape, axis)
+    return _fmix32(_fmix32(index ^ k0) + k1)
 
 
 def uint16_bits(key, shape):
@@ -57,15 +91,16 @@ def uint16_bits(key, shape):
 
 @keras.saving.register_keras_serializable("wikipairs")
 class Dropout(layers.Dropout):
-    """keras.layers.Dropout whose JAX masks come from Philox (`philox_dropout`); no noise_shape.
-    `use_philox` (class attribute, also read by SelfAttention) switches back to threefry."""
+    """keras.layers.Dropout whose JAX masks come from `fast_dropout`; no noise_shape. `rng`
+    (class attribute, also read by SelfAttention): "hash" (default), "philox", or "threefry"
+    for Keras' own path, to compare."""
 
-    use_philox = True
+    rng = "hash"
 
     def call(self, inputs, training=False):
-        if (training and 0.0 < self.rate < 1.0 and self.use_philox
+        if (training and 0.0 < self.rate < 1.0 and self.rng != "threefry"
                 and keras.backend.backend() == "jax"):
-            return philox_dropout(inputs, self.rate, self.seed_generator)
+            return fast_dropout(inputs, self.rate, self.seed_generator, self.rng)
         return super().call(inputs, training=training)
 
 
@@ -115,7 +150,7 @@ class SelfAttention(layers.MultiHeadAttention):
         on_jax = keras.backend.backend() == "jax"
         if on_jax and self.use_fused and key_lengths is not None and not dropping:
             out = fused_attention(query, key, value, key_lengths, self._scale())
-        elif on_jax and dropping and Dropout.use_philox:
+        elif on_jax and dropping and Dropout.rng != "threefry":
             out = self._dropped_attention(query, key, value, attention_mask)
         else:
             out, _ = self._compute_attention(query, key, value, attention_mask, training)
@@ -126,9 +161,10 @@ class SelfAttention(layers.MultiHeadAttention):
 
     def _dropped_attention(self, query, key, value, attention_mask):
         """Keras' explicit path (scores, masked softmax, dropout, weighted values) with the
-        probabilities dropped by `philox_dropout` under the layer's own seed generator."""
+        probabilities dropped by `fast_dropout` under the layer's own seed generator."""
         query = ops.multiply(query, ops.cast(self._scale(), query.dtype))
         scores = ops.einsum(self._dot_product_equation, key, query)
         probs = self._masked_softmax(scores, attention_mask)
-        probs = philox_dropout(probs, self._dropout, self._dropout_layer.seed_generator)
+        probs = fast_dropout(probs, self._dropout, self._dropout_layer.seed_generator,
+                             Dropout.rng)
         return ops.einsum(self._combine_equation, probs, value)

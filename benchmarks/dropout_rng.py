@@ -31,6 +31,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--ways", default="hash,philox", help="comma-separated: hash, philox, threefry")
     ap.add_argument("--query-len", type=int, default=0)
     ap.add_argument("--doc-len", type=int, default=0)
+    ap.add_argument("--vocab-size", type=int, default=32000)
+    ap.add_argument("--model-opt", action="append", default=[], metavar="KEY=VALUE",
+                    help="a ModelConfig override, as train_throughput.py's; repeatable")
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args(argv)
     if os.environ.setdefault("KERAS_BACKEND", "jax") != "jax":
@@ -40,24 +43,14 @@ def main(argv=None) -> dict:
     sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
     import trainer  # noqa: F401  (sets the trainer's XLA defaults before JAX starts)
     import keras
-    from train_throughput import synthetic_batch
+    from train_throughput import dataset, model_config, synthetic_batch
     from trainer import fast_layers
     from trainer.configs import ModelConfig
     from trainer.model import TwoTower
 
-    overrides = {"vocab_size": 32000}
-    if args.query_len:
-        overrides["max_query_len"] = args.query_len
-    if args.doc_len:
-        overrides["max_doc_len"] = args.doc_len
-    config = ModelConfig.from_name(args.config, **overrides)
-    batch = (synthetic_batch(args.batch, config.max_query_len, config.max_doc_len,
-                             config.vocab_size, 0),)
-
-    def data():
-        while True:
-            yield batch
-
+    config = model_config(args, ModelConfig)  # --config with --vocab-size, lengths, --model-opt
+    data = dataset("jax", synthetic_batch(args.batch, config.max_query_len, config.max_doc_len,
+                                          config.vocab_size, 0))  # the same batch forever
     ways = [w.strip() for w in args.ways.split(",") if w.strip()]
     unknown = sorted(set(ways) - {"hash", "philox", "threefry"})
     if unknown or not ways:
@@ -70,14 +63,14 @@ def main(argv=None) -> dict:
         model = TwoTower(config)
         model.build()
         model.compile(optimizer=keras.optimizers.AdamW(1e-4), jit_compile="auto")
-        model.fit(data(), steps_per_epoch=1, epochs=1, verbose=0)  # traced with this way
+        model.fit(data, steps_per_epoch=1, epochs=1, verbose=0)  # traced with this way
         models[way] = model
     fast_layers.Dropout.rng = "hash"
     steps = {way: [] for way in ways}
     for r in range(args.rounds):
         for way, model in models.items():
             wall, cpu = time.perf_counter(), time.process_time()
-            model.fit(data(), steps_per_epoch=1, epochs=1, verbose=0)
+            model.fit(data, steps_per_epoch=1, epochs=1, verbose=0)
             steps[way].append({"wall_s": time.perf_counter() - wall,
                                "cpu_s": time.process_time() - cpu})
             print(f"round {r + 1} {way:8s} wall {steps[way][-1]['wall_s']:7.2f} s "

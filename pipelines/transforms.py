@@ -23,7 +23,7 @@ from wikipairs.reading.bloom import BloomFilter
 from wikipairs.shards.pair_shards import ShardWriter, pair_row
 from wikipairs.pairs.tasks import (PairBuilder, PairConfig, WlpDoc, approx_token_count, is_self_link,
                              wlp_rank)
-from wikipairs.pairs.heldout import query_key, split_of
+from wikipairs.pairs.heldout import in_sorted, query_key, split_of
 from wikipairs.pairs.negatives import attach_wlp_negatives, wlp_candidates
 from wikipairs.parse import ParseConfig, cleaner_kind, page_redirects, parse_page
 from wikipairs.progress import Throttle
@@ -285,8 +285,7 @@ class SortedKeys(beam.CombineFn):
 
 
 def _contains(keys: np.ndarray, key: int) -> bool:
-    i = np.searchsorted(keys, key)
-    return bool(i < len(keys) and keys[i] == key)
+    return bool(in_sorted(keys, np.array([key], np.int64))[0])
 
 
 class EvalFilter(beam.PTransform):
@@ -312,7 +311,7 @@ class EvalFilter(beam.PTransform):
 def _hits(train_keys, keys: np.ndarray) -> np.ndarray:
     """The train keys (an array of a split's, or one key of a WLP pair) that are eval keys."""
     train_keys = np.atleast_1d(np.asarray(train_keys, dtype=np.int64))
-    return train_keys[np.isin(train_keys, keys)]
+    return train_keys[in_sorted(keys, train_keys)]
 
 
 class _DropSeen(beam.DoFn):

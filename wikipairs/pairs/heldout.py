@@ -47,6 +47,17 @@ def split_of(page_id: int, eval_percent: float = EVAL_PERCENT) -> str:
     return "eval" if page_bucket(page_id) < eval_threshold(eval_percent) else "train"
 
 
+def in_sorted(sorted_keys: np.ndarray, keys) -> np.ndarray:
+    """bool [len(keys)]: which of `keys` occur in `sorted_keys` (ascending, e.g. from np.unique).
+    A binary search per key; unlike np.isin, `sorted_keys` is not sorted again on each call,
+    which matters when it is a large key set and the calls are many (one per WLP train key)."""
+    keys = np.asarray(keys)
+    if not len(sorted_keys) or not len(keys):
+        return np.zeros(len(keys), bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
+
+
 def query_key(text: str) -> int:
     """A 64-bit key of a query text (case folded, whitespace collapsed), as a signed int64."""
     norm = " ".join(text.casefold().split())
@@ -55,4 +66,4 @@ def query_key(text: str) -> int:
 
 
 __all__ = ["SPLITS", "EVAL_PERCENT", "BUCKETS", "page_bucket", "page_buckets", "eval_threshold",
-           "split_of", "query_key"]
+           "split_of", "query_key", "in_sorted"]

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import WikipairsError
-from ..pairs.heldout import query_key
+from ..pairs.heldout import in_sorted, query_key
 from .layout import find_task_shards
 
 NGRAM = 13
@@ -256,15 +256,11 @@ def _contains(sorted_keys: np.ndarray, keys: np.ndarray, table: np.ndarray | Non
               ) -> np.ndarray:
     """bool [len(keys)]: which keys are in `sorted_keys`; with `table` (_prefilter), only the
     few keys whose top 24 bits it has are looked up (a gather instead of a binary search)."""
+    if table is None:
+        return in_sorted(sorted_keys, keys)
     out = np.zeros(len(keys), bool)
-    if not len(sorted_keys) or not len(keys):
-        return out
-    if table is not None:
-        maybe = np.flatnonzero(table[(keys >> np.uint64(64 - _FILTER_BITS)).astype(np.int64)])
-    else:
-        maybe = np.arange(len(keys))
-    i = np.minimum(np.searchsorted(sorted_keys, keys[maybe]), len(sorted_keys) - 1)
-    out[maybe] = sorted_keys[i] == keys[maybe]
+    maybe = np.flatnonzero(table[(keys >> np.uint64(64 - _FILTER_BITS)).astype(np.int64)])
+    out[maybe] = in_sorted(sorted_keys, keys[maybe])
     return out
 
 

@@ -10,6 +10,7 @@ Every skip is a Beam counter in the "wikipairs" namespace.
 """
 from __future__ import annotations
 
+import heapq
 import json
 import os
 from collections import Counter
@@ -376,13 +377,18 @@ class _ResolveTarget(beam.DoFn):
 class TopWlpDocs(beam.CombineFn):
     """Per query title: at most `cap` WlpDocs, one per linking page (its first link), those
     with the smallest seeded rank; self-links dropped. Lifted before the shuffle, so a page
-    linked from millions of pages never sends millions of documents to one worker."""
+    linked from millions of pages never sends millions of documents to one worker.
+
+    The accumulator is (docs by page id, a heap of (-rank, arrival, page id) over the same
+    pages): each page's rank is hashed once, and the worst page leaves in O(log cap), where a
+    scan of all kept pages per document made a page with a million links cost a billion hashes.
+    The arrival number breaks rank ties as the scan did (the earliest kept page leaves first)."""
 
     def __init__(self, config: PairConfig):
         self.config = config
 
     def create_accumulator(self):
-        return {}
+        return {}, [], 0
 
     def add_input(self, acc, element):
         title, doc = element
@@ -391,24 +397,28 @@ class TopWlpDocs(beam.CombineFn):
     def _add(self, acc, title, doc: WlpDoc):
         if is_self_link(title, doc):
             return acc  # counted by the pair builder in the in-memory path
-        old = acc.get(doc.page_id)
-        if old is None or doc.order < old[1].order:
-            acc[doc.page_id] = (title, doc)
+        kept, worst_first, arrivals = acc
+        old = kept.get(doc.page_id)
         cap = self.config.wlp_docs_per_page
-        if cap > 0 and len(acc) > cap:
-            worst = max(acc, key=lambda pid: wlp_rank(self.config, title, pid))
-            del acc[worst]
-        return acc
+        if old is None and cap > 0:
+            heapq.heappush(worst_first, (-wlp_rank(self.config, title, doc.page_id), arrivals,
+                                         doc.page_id))
+            arrivals += 1
+        if old is None or doc.order < old[1].order:
+            kept[doc.page_id] = (title, doc)
+        if cap > 0 and len(kept) > cap:
+            del kept[heapq.heappop(worst_first)[2]]
+        return kept, worst_first, arrivals
 
     def merge_accumulators(self, accs):
-        merged = {}
-        for acc in accs:
-            for title, doc in acc.values():
+        merged = self.create_accumulator()
+        for kept, _, _ in accs:
+            for title, doc in kept.values():
                 merged = self._add(merged, title, doc)
         return merged
 
     def extract_output(self, acc):
-        return [doc for _, doc in acc.values()]
+        return [doc for _, doc in acc[0].values()]
 
 
 class CollectRedirects(beam.CombineFn):

@@ -269,7 +269,10 @@ class SortedKeys(beam.CombineFn):
             acc[1].extend(key.tolist())
         else:
             acc[1].append(int(key))
-        if len(acc[1]) >= 100_000:
+        # Merge when the pending keys reach the merged ones' number (at least 100,000): each key
+        # is then sorted O(log n) times in all, where a fixed batch re-sorted all n keys per
+        # batch (O(n^2 / batch): minutes for the millions of eval keys of a full dump).
+        if len(acc[1]) >= max(100_000, len(acc[0])):
             acc = self._compact(acc)
         return acc
 

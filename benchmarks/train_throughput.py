@@ -136,7 +136,8 @@ def parse_args(argv=None):
     p.add_argument("--dropout-rng", choices=("hash", "philox", "threefry"), default="hash",
                    help="jax: dropout masks from an index hash fused into their use (default, "
                         "trainer.fast_layers), XLA's Philox bits, or Keras' own jax.random "
-                        "(threefry), to compare")
+                        "(threefry), to compare; tensorflow: the hash under XLA (--jit on), "
+                        "else Keras' own")
     p.add_argument("--attention", choices=("fused", "keras"), default="fused",
                    help="jax: attention with key lengths (default, trainer.fast_layers; cuDNN "
                         "on a GPU) or Keras' MultiHeadAttention path with a [B, L, L] mask")
@@ -435,7 +436,8 @@ def run(args) -> dict:
         "peak_tflops": peak, "peak_source": peak_source,
         "mfu": None if peak is None else round(achieved / peak, 5),
         "final_loss": round(loss, 4), "tensorflow_imported": tf_loaded,
-        "dropout_rng": args.dropout_rng if backend == "jax" else "tensorflow",
+        "dropout_rng": (args.dropout_rng if backend == "jax" else "hash"
+                        if model.jit_compile and args.dropout_rng == "hash" else "keras"),
         "attention": args.attention if backend == "jax" else "keras", "profile": profile,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "trainer": trainer_file, "python": platform.python_version(),
@@ -616,7 +618,7 @@ def _rate(tflops: float) -> str:
 def summary(r: dict) -> str:
     mfu = "n/a" if r["mfu"] is None else f"{100 * r['mfu']:.1f}%"
     paths = (f"; attention {r['attention']}, dropout {r['dropout_rng']}"
-             if r["backend"] == "jax" and r["config"] != "bow" else "")
+             if r["config"] != "bow" else "")
     if r["backend"] == "jax":
         paths += f"; XLA_FLAGS {r['xla_flags'] or '(none)'}"
     return (f"train_throughput {r['config']} {r['backend']} {r['policy']} on "

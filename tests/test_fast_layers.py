@@ -131,6 +131,113 @@ def test_fast_dropout_keeps_the_rate_the_scale_and_the_seed():
     assert abs(r["philox_bits_mean"] - 0.5) < 0.005
 
 
+TF_HASH = r"""
+import json
+import numpy as np
+import tensorflow as tf
+import keras
+from trainer import fast_layers
+from trainer.fast_layers import Dropout, SelfAttention, tf_hash_bits, tf_xla_step
+
+
+def np_fmix(h):
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(0x85EBCA6B)
+    h = h ^ (h >> np.uint32(13))
+    h = h * np.uint32(0xC2B2AE35)
+    return h ^ (h >> np.uint32(16))
+
+
+def np_bits(seed, shape):
+    one = lambda v: np.array([v], np.uint32)
+    k0 = np_fmix(one(seed[0]) ^ np.uint32(0x9E3779B9))
+    k1 = np_fmix(one(seed[1]) + np_fmix(k0 ^ np.uint32(0x7F4A7C15)))
+    index = np.arange(np.prod(shape), dtype=np.uint32).reshape(shape)
+    return np_fmix(np_fmix(index ^ k0) + k1)
+
+
+seed = np.array([7, 4294967295], np.uint32)
+shape = (16, 33, 5)
+oracle = np_bits(seed, shape)
+eager = tf_hash_bits(tf.constant(seed), shape).numpy()
+xla = tf.function(lambda s: tf_hash_bits(s, shape), jit_compile=True)(tf.constant(seed)).numpy()
+import jax.numpy as jnp
+from trainer.fast_layers import hash_bits
+jax_bits = np.asarray(hash_bits(jnp.asarray(seed), shape))
+
+calls = []
+hashed = fast_layers._tf_hash_dropout
+fast_layers._tf_hash_dropout = lambda *a: (calls.append(1), hashed(*a))[1]
+x = tf.ones((200, 500))
+layer, twin = Dropout(0.1, seed=7), Dropout(0.1, seed=7)
+
+
+def under_xla(layer, flag=True):
+    @tf.function(jit_compile=True)
+    def step(x):
+        with tf_xla_step(flag):
+            return layer(x, training=True)
+    return step(x).numpy()
+
+
+first, again, other = under_xla(layer), under_xla(twin), under_xla(layer)
+hashed_calls = len(calls)
+keras_path = under_xla(Dropout(0.1, seed=7), flag=False)
+eager_path = Dropout(0.1, seed=7)(x, training=True).numpy()
+inference = Dropout(0.1, seed=7)(x, training=False).numpy()
+calls_after_keras = len(calls)
+
+# the whole TwoTower step: XLA -> hashed masks (dropout layers and attention), else Keras'
+from trainer.configs import ModelConfig
+from trainer.model import TwoTower
+config = ModelConfig(num_layers=1, hidden_size=16, num_heads=2, ff_size=32, vocab_size=50,
+                     max_query_len=8, max_doc_len=12)
+rng = np.random.default_rng(0)
+batch = {"query_ids": rng.integers(5, 50, (4, 8)).astype("int32"),
+         "doc_ids": rng.integers(5, 50, (4, 12)).astype("int32")}
+steps = {}
+for jit in (True, False):
+    before = len(calls)
+    model = TwoTower(config)
+    model.build()
+    model.compile(optimizer=keras.optimizers.AdamW(1e-3), jit_compile=jit)
+    loss = model.fit(tf.data.Dataset.from_tensors(batch).repeat(), steps_per_epoch=2, epochs=1,
+                     verbose=0).history["loss"][-1]
+    steps[str(jit)] = {"hashed": len(calls) - before, "loss": float(loss)}
+print("RESULT " + json.dumps({
+    "oracle": bool((eager == oracle).all()), "xla": bool((xla == oracle).all()),
+    "jax": bool((jax_bits == oracle).all()),
+    "keep": float((first != 0).mean()), "values": sorted(set(np.round(first.ravel().astype("float64"), 5).tolist())),
+    "same_seed_same_mask": bool((first == again).all()),
+    "next_call_agrees": float(((first != 0) == (other != 0)).mean()),
+    "hashed_calls": hashed_calls, "calls_after_keras": calls_after_keras,
+    "keras_keep": float((keras_path != 0).mean()), "eager_keep": float((eager_path != 0).mean()),
+    "inference_identity": bool((inference == 1).all()), "steps": steps}))
+"""
+
+
+def test_tensorflow_under_xla_hashes_the_masks_as_jax_does():
+    """TensorFlow: `tf_hash_bits` gives JAX's `hash_bits` and a NumPy oracle bit for bit (eager
+    and XLA); a Dropout traced inside an XLA step (tf_xla_step) takes the hash: keep 0.9 of
+    100,000 (+-0.5%), scale 1/0.9, same seed same mask, the next call another (~0.82 agreement);
+    outside XLA or at inference Keras' own path. A TwoTower compiled with jit_compile=True takes
+    the hashed masks (its dropout layers and the attention's) and trains to a finite loss;
+    compiled without XLA it never does."""
+    env = dict(JAX_ENV, KERAS_BACKEND="tensorflow")
+    proc = subprocess.run([sys.executable, "-c", TF_HASH], cwd=REPO, env=env, text=True,
+                          capture_output=True, timeout=600)
+    r = result(proc)
+    assert r["oracle"] and r["xla"] and r["jax"]
+    assert abs(r["keep"] - 0.9) < 0.005 and r["values"] == [0.0, round(1 / 0.9, 5)]
+    assert r["same_seed_same_mask"] and abs(r["next_call_agrees"] - 0.82) < 0.01
+    assert r["hashed_calls"] == 3 and r["calls_after_keras"] == 3
+    assert abs(r["keras_keep"] - 0.9) < 0.01 and abs(r["eager_keep"] - 0.9) < 0.01
+    assert r["inference_identity"]
+    xla, plain = r["steps"]["True"], r["steps"]["False"]
+    assert xla["hashed"] >= 2 and plain["hashed"] == 0, r["steps"]
+    assert np.isfinite(xla["loss"]) and np.isfinite(plain["loss"])
+
+
 def test_the_layers_keep_keras_variables():
     """SelfAttention has MultiHeadAttention's variables (paths and shapes) and Dropout has
     keras Dropout's (its seed generator's state): a checkpoint of the old layers loads."""

@@ -25,6 +25,8 @@ real token, as everywhere in wikipairs); a row of pads only attends to its first
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import keras
@@ -36,6 +38,8 @@ def fast_dropout(inputs, rate: float, seed_generator, rng: str = "hash"):
     else 0 (JAX only). The bits: `hash_bits` (rng "hash"; 32 bits) or `uint16_bits` (rng
     "philox", and any tensor of 2^32 elements or more), keyed by the next seed of
     `seed_generator` (a keras.random.SeedGenerator)."""
+    if keras.backend.backend() == "tensorflow":
+        return _tf_hash_dropout(inputs, rate, seed_generator)
     import jax
     import jax.numpy as jnp
 
@@ -76,6 +80,66 @@ def hash_bits(seed, shape):
     return _fmix32(_fmix32(index ^ k0) + k1)
 
 
+# Whether the step being traced on TensorFlow will be compiled by XLA (set by the models'
+# train_step from their jit_compile). Only there is the hash cheap on TensorFlow: XLA fuses its
+# integer ops into the op applying the mask, while TensorFlow's own kernels would write each of
+# them out (one [32, 8, 288, 288] mask forward and backward: 656 ms against 235 for Keras' own
+# dropout; under XLA 67 ms against 6.7 s, benchmarks/README.md).
+_TF_XLA = contextvars.ContextVar("wikipairs_tf_xla", default=False)
+
+
+@contextlib.contextmanager
+def tf_xla_step(compiled: bool):
+    """Around a TensorFlow train step's tracing: `compiled` (the model's jit_compile) says whether
+    XLA compiles it, so that `Dropout` and `SelfAttention` may take the hashed masks."""
+    token = _TF_XLA.set(bool(compiled) and keras.backend.backend() == "tensorflow")
+    try:
+        yield
+    finally:
+        _TF_XLA.reset(token)
+
+
+def fast_dropout_applies(rng: str) -> bool:
+    """Whether `fast_dropout` replaces Keras' dropout here: JAX with the hash or Philox; a
+    TensorFlow step compiled by XLA with the hash."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        return rng != "threefry"
+    return backend == "tensorflow" and rng == "hash" and _TF_XLA.get()
+
+
+def _tf_fmix32(h):
+    import tensorflow as tf
+
+    xor, shr = tf.bitwise.bitwise_xor, tf.bitwise.right_shift
+    h = xor(h, shr(h, tf.constant(16, tf.uint32)))
+    h = h * tf.constant(0x85EBCA6B, tf.uint32)
+    h = xor(h, shr(h, tf.constant(13, tf.uint32)))
+    h = h * tf.constant(0xC2B2AE35, tf.uint32)
+    return xor(h, shr(h, tf.constant(16, tf.uint32)))
+
+
+def tf_hash_bits(seed, shape):
+    """`hash_bits` in TensorFlow ops: the same bits for the same seed and shape."""
+    import tensorflow as tf
+
+    xor = tf.bitwise.bitwise_xor
+    seed = tf.cast(seed, tf.uint32)
+    k0 = _tf_fmix32(xor(seed[0], tf.constant(0x9E3779B9, tf.uint32)))
+    k1 = _tf_fmix32(seed[1] + _tf_fmix32(xor(k0, tf.constant(0x7F4A7C15, tf.uint32))))
+    index = tf.cast(tf.reshape(tf.range(math.prod(shape), dtype=tf.int64), shape), tf.uint32)
+    return _tf_fmix32(_tf_fmix32(xor(index, k0)) + k1)
+
+
+def _tf_hash_dropout(inputs, rate: float, seed_generator):
+    import tensorflow as tf
+
+    seed = tf.cast(seed_generator.next(), tf.uint32)  # Keras' int32 state, bits kept
+    threshold = tf.constant(min(round(rate * 2 ** 32), 2 ** 32 - 1), tf.uint32)
+    keep = tf_hash_bits(seed, tuple(inputs.shape)) >= threshold
+    return tf.where(keep, inputs / tf.cast(1.0 - rate, inputs.dtype), tf.zeros_like(inputs))
+
+
 def uint16_bits(key, shape):
     """uint32[4] Philox key, shape -> uint16[shape] random bits: drawn as uint32 pairs and split,
     because XLA's RngBitGenerator spends a full 32-bit Philox output on each 16-bit element
@@ -98,8 +162,7 @@ class Dropout(layers.Dropout):
     rng = "hash"
 
     def call(self, inputs, training=False):
-        if (training and 0.0 < self.rate < 1.0 and self.rng != "threefry"
-                and keras.backend.backend() == "jax"):
+        if training and 0.0 < self.rate < 1.0 and fast_dropout_applies(self.rng):
             return fast_dropout(inputs, self.rate, self.seed_generator, self.rng)
         return super().call(inputs, training=training)
 
@@ -150,7 +213,7 @@ class SelfAttention(layers.MultiHeadAttention):
         on_jax = keras.backend.backend() == "jax"
         if on_jax and self.use_fused and key_lengths is not None and not dropping:
             out = fused_attention(query, key, value, key_lengths, self._scale())
-        elif on_jax and dropping and Dropout.rng != "threefry":
+        elif dropping and fast_dropout_applies(Dropout.rng):
             out = self._dropped_attention(query, key, value, attention_mask)
         else:
             out, _ = self._compute_attention(query, key, value, attention_mask, training)

@@ -8,6 +8,7 @@ import math
 import keras
 
 from .configs import ModelConfig
+from .fast_layers import tf_xla_step
 from .losses import _tf_replica_context, masked_lm_loss
 from .model import (MaskedLMHead, TransformerEncoder, TwoTower, gather_predictions,
                     mask_tokens)
@@ -32,6 +33,11 @@ class MaskedLM(keras.Model):
         self.encoder = TransformerEncoder(config, name="encoder")
         self.head = MaskedLMHead(config, name="mlm_head")
         self.mask_seed = keras.random.SeedGenerator(seed, name="mask_seed")
+
+    def train_step(self, *args):
+        """Keras' step; on TensorFlow under XLA with hashed dropout masks (fast_layers)."""
+        with tf_xla_step(self.jit_compile):
+            return super().train_step(*args)
 
     def build(self, input_shape=None):
         ids = keras.KerasTensor((None, self.config.max_doc_len), dtype="int32")

@@ -13,7 +13,7 @@ from wikipairs.special_tokens import CLS_ID, MASK_ID, NUM_SPECIAL_TOKENS, PAD_ID
 
 from .configs import (HARD_NEGATIVE_IDS, HARD_NEGATIVE_KEYS, HARD_NEGATIVE_MASK, NEGATIVE_KEYS,
                       ModelConfig, get_config)
-from .fast_layers import Dropout, SelfAttention
+from .fast_layers import Dropout, SelfAttention, tf_xla_step
 from .losses import cross_replica_in_batch_loss
 
 
@@ -244,12 +244,14 @@ class TwoTower(keras.Model):
 
     def train_step(self, *args):
         """Keras' step, or with `chunk_size` set the gradient-cached one (trainer.gradcache:
-        the same loss and gradients, with the activations of `chunk_size` rows at a time)."""
-        if not self.chunk_size:
-            return super().train_step(*args)
-        from .gradcache import train_step
+        the same loss and gradients, with the activations of `chunk_size` rows at a time).
+        On TensorFlow under XLA the dropout masks are hashed (fast_layers.tf_xla_step)."""
+        with tf_xla_step(self.jit_compile):
+            if not self.chunk_size:
+                return super().train_step(*args)
+            from .gradcache import train_step
 
-        return train_step(self, *args)
+            return train_step(self, *args)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """Keras hook: in-batch softmax loss of y_pred (or of self(x)) plus any added losses,

@@ -636,7 +636,7 @@ keys = rng.integers(-2 ** 31, 2 ** 31 - 1, (B, 3, 2)).astype("int32")
 keys[5, 0], keys[6, 2] = keys[1, 0], keys[2, 2]  # a duplicate document, a duplicate query
 batch = {"query_ids": ids(rng, 12), "doc_ids": ids(rng, 20), "negative_keys": keys}
 
-def step(chunk, dropout):
+def step(chunk, dropout, jit=False):
     """loss and gradient (SGD 1.0: w0 - w1) of one Keras fit step from the same weights."""
     keras.utils.set_random_seed(0)
     config = ModelConfig.from_name("tiny", vocab_size=100, dropout=dropout,
@@ -647,7 +647,7 @@ def step(chunk, dropout):
     model.build()
     w0 = model.get_weights()
     model.chunk_size = chunk
-    model.compile(optimizer=keras.optimizers.SGD(1.0), jit_compile=False)
+    model.compile(optimizer=keras.optimizers.SGD(1.0), jit_compile=jit)
     loss = model.fit(batch, batch_size=B, epochs=1, shuffle=False, verbose=0).history["loss"][0]
     return loss, [a - b for a, b in zip(w0, model.get_weights())]
 
@@ -661,6 +661,11 @@ loss, grads = step(None, 0.3)
 one_loss, one = step(B, 0.3)
 out["dropout_loss"], out["dropout_one_chunk_loss"] = loss, one_loss
 out["dropout_one_chunk_worst"] = worst(one, grads)
+if out["backend"] == "tensorflow":  # under XLA TensorFlow's masks are hashed (fast_layers)
+    loss, grads = step(None, 0.3, True)
+    one_loss, one = step(B, 0.3, True)
+    out["xla_dropout_loss"], out["xla_dropout_one_chunk_loss"] = loss, one_loss
+    out["xla_dropout_one_chunk_worst"] = worst(one, grads)
 print("RESULT " + json.dumps(out))
 '''
 
@@ -672,7 +677,8 @@ def test_gradcache_step_equals_the_plain_step(backend):
     with clean-negative keys, in chunks of 1, 2 and 4 rows, reports the plain step's loss and
     moves the weights by its gradients (to float32 rounding, 1e-5 of the largest), dropout 0.
     With dropout 0.3 and one chunk of 8 it is the plain step too: the second (gradient) pass
-    replays the first pass's dropout masks. Both backends, in subprocesses."""
+    replays the first pass's dropout masks (on TensorFlow also under XLA, where the masks are
+    hashed). Both backends, in subprocesses."""
     r = run_script(GRADCACHE, backend)
     assert r["backend"] == backend and r["loss"] > 0.5, r
     for chunk in (1, 2, 4):
@@ -680,6 +686,9 @@ def test_gradcache_step_equals_the_plain_step(backend):
         assert r[f"worst_{chunk}"] < 1e-5, r
     assert r["dropout_one_chunk_loss"] == pytest.approx(r["dropout_loss"], rel=1e-5), r
     assert r["dropout_one_chunk_worst"] < 1e-5, r
+    if backend == "tensorflow":
+        assert r["xla_dropout_one_chunk_loss"] == pytest.approx(r["xla_dropout_loss"], rel=1e-5)
+        assert r["xla_dropout_one_chunk_worst"] < 1e-5, r
 
 
 # ---- the oracle --------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Two Keras layers with a faster path on the JAX backend: the same weights, the same function.
+"""Two Keras layers with a faster path on JAX (and for dropout on TensorFlow under XLA): the same
+weights, the same function.
 
 - `SelfAttention`: Keras' MultiHeadAttention on one right-padded sequence, told how many
   tokens of each row are real (`key_lengths`, int32 [B]). Where the attention probabilities are
@@ -7,7 +8,8 @@
   bfloat16/float16, XLA's elsewhere. No [B, L, L] mask is built or turned into a bias: on an
   H200 that conversion (a compare and transpose per layer) and the bias read by cuDNN took about
   a tenth of a `base` step (benchmarks/README.md, "Where the GPU time goes"). With dropout on the
-  probabilities, and on TensorFlow, Keras' own path with the boolean mask.
+  probabilities, and on TensorFlow, Keras' own path with the boolean mask (its probabilities
+  dropped by `fast_dropout` wherever `Dropout` would be).
 - `Dropout`: on JAX the keep mask is a keyed integer hash of each element's index (two rounds
   of MurmurHash3's 32-bit finalizer, keyed by the layer's seed), which XLA computes inside the
   fusion that applies the mask: no random bits are drawn or stored. Keras' `jax.random.bernoulli`
@@ -17,7 +19,10 @@
   applied forward took 56-75 ms hashed against 238-267 ms with Philox (benchmarks/README.md).
   The rate is kept to 2^-32; the seed still comes from the layer's SeedGenerator, so a step is
   as reproducible as before and GradCache's replay of a pass's masks still holds. TensorFlow:
-  Keras' Dropout unchanged.
+  the same hash (`tf_hash_bits`, the same bits) in a step that XLA compiles (`tf_xla_step`,
+  entered by the models' train_step when jit_compile is on), for the dropout layers and the
+  attention probabilities alike; elsewhere Keras' own dropout, which TensorFlow's kernels run
+  faster than the hash's separate integer ops.
 
 Both keep Keras' sublayers and variables (names, shapes, the seed generator's state), so a
 checkpoint written before loads unchanged. Rows must be right-padded ([PAD] only after the last

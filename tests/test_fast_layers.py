@@ -201,8 +201,8 @@ for jit in (True, False):
     model = TwoTower(config)
     model.build()
     model.compile(optimizer=keras.optimizers.AdamW(1e-3), jit_compile=jit)
-    loss = model.fit(tf.data.Dataset.from_tensors(batch).repeat(), steps_per_epoch=2, epochs=1,
-                     verbose=0).history["loss"][-1]
+    data = tf.data.Dataset.from_tensor_slices(batch).batch(4).repeat()  # batch size: None
+    loss = model.fit(data, steps_per_epoch=2, epochs=1, verbose=0).history["loss"][-1]
     steps[str(jit)] = {"hashed": len(calls) - before, "loss": float(loss)}
 print("RESULT " + json.dumps({
     "oracle": bool((eager == oracle).all()), "xla": bool((xla == oracle).all()),
@@ -222,7 +222,8 @@ def test_tensorflow_under_xla_hashes_the_masks_as_jax_does():
     100,000 (+-0.5%), scale 1/0.9, same seed same mask, the next call another (~0.82 agreement);
     outside XLA or at inference Keras' own path. A TwoTower compiled with jit_compile=True takes
     the hashed masks (its dropout layers and the attention's) and trains to a finite loss;
-    compiled without XLA it never does."""
+    compiled without XLA it never does. Its batches have no static batch size (as the
+    trainer's), so the masks' shape is known only at run time."""
     env = dict(JAX_ENV, KERAS_BACKEND="tensorflow")
     proc = subprocess.run([sys.executable, "-c", TF_HASH], cwd=REPO, env=env, text=True,
                           capture_output=True, timeout=600)

@@ -40,9 +40,9 @@ from keras import layers, ops
 
 def fast_dropout(inputs, rate: float, seed_generator, rng: str = "hash"):
     """inputs [...] -> inputs / (1 - rate) where the element's random bits >= rate * 2^bits,
-    else 0 (JAX only). The bits: `hash_bits` (rng "hash"; 32 bits) or `uint16_bits` (rng
-    "philox", and any tensor of 2^32 elements or more), keyed by the next seed of
-    `seed_generator` (a keras.random.SeedGenerator)."""
+    else 0. The bits: `hash_bits` (rng "hash"; 32 bits) or `uint16_bits` (rng "philox", and any
+    tensor of 2^32 elements or more), keyed by the next seed of `seed_generator` (a
+    keras.random.SeedGenerator). JAX; on TensorFlow (a step XLA compiles) always the hash."""
     if keras.backend.backend() == "tensorflow":
         return _tf_hash_dropout(inputs, rate, seed_generator)
     import jax
@@ -125,23 +125,29 @@ def _tf_fmix32(h):
 
 
 def tf_hash_bits(seed, shape):
-    """`hash_bits` in TensorFlow ops: the same bits for the same seed and shape."""
+    """`hash_bits` in TensorFlow ops: the same bits for the same seed and shape (a tuple of
+    ints, or an int tensor such as tf.shape(x) where the batch size is known only at run time;
+    fewer than 2^32 elements)."""
     import tensorflow as tf
 
     xor = tf.bitwise.bitwise_xor
     seed = tf.cast(seed, tf.uint32)
     k0 = _tf_fmix32(xor(seed[0], tf.constant(0x9E3779B9, tf.uint32)))
     k1 = _tf_fmix32(seed[1] + _tf_fmix32(xor(k0, tf.constant(0x7F4A7C15, tf.uint32))))
-    index = tf.cast(tf.reshape(tf.range(math.prod(shape), dtype=tf.int64), shape), tf.uint32)
+    size = tf.reduce_prod(tf.cast(shape, tf.int64))
+    index = tf.reshape(tf.cast(tf.range(size, dtype=tf.int64), tf.uint32), shape)
     return _tf_fmix32(_tf_fmix32(xor(index, k0)) + k1)
 
 
 def _tf_hash_dropout(inputs, rate: float, seed_generator):
     import tensorflow as tf
 
+    static = inputs.shape
+    if static.is_fully_defined() and static.num_elements() >= 2 ** 32:  # the index would wrap
+        return keras.random.dropout(inputs, rate, seed=seed_generator)
     seed = tf.cast(seed_generator.next(), tf.uint32)  # Keras' int32 state, bits kept
     threshold = tf.constant(min(round(rate * 2 ** 32), 2 ** 32 - 1), tf.uint32)
-    keep = tf_hash_bits(seed, tuple(inputs.shape)) >= threshold
+    keep = tf_hash_bits(seed, tf.shape(inputs)) >= threshold
     return tf.where(keep, inputs / tf.cast(1.0 - rate, inputs.dtype), tf.zeros_like(inputs))
 
 

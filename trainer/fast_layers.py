@@ -58,31 +58,37 @@ def fast_dropout(inputs, rate: float, seed_generator, rng: str = "hash"):
                           jnp.zeros_like(inputs))
 
 
-def _fmix32(h):
-    """MurmurHash3's 32-bit finalizer (a bijection of uint32 with full avalanche)."""
-    import jax.numpy as jnp
+def _keyed_hash(index, seed0, seed1, xor, shr, u32):
+    """fmix32(fmix32(index ^ k0) + k1), with k0, k1 hashed from both seed words; fmix32 is
+    MurmurHash3's 32-bit finalizer (a bijection of uint32 with full avalanche). Written once over
+    an array library's ops (`xor`, `shr`, `u32` for a uint32 constant) for JAX and TensorFlow,
+    whose tensors do not all overload ^ and >>, so that both give the same bits."""
+    def fmix32(h):
+        h = xor(h, shr(h, u32(16)))
+        h = h * u32(0x85EBCA6B)
+        h = xor(h, shr(h, u32(13)))
+        h = h * u32(0xC2B2AE35)
+        return xor(h, shr(h, u32(16)))
 
-    h = h ^ (h >> 16)
-    h = h * jnp.uint32(0x85EBCA6B)
-    h = h ^ (h >> 13)
-    h = h * jnp.uint32(0xC2B2AE35)
-    return h ^ (h >> 16)
+    k0 = fmix32(xor(seed0, u32(0x9E3779B9)))
+    k1 = fmix32(seed1 + fmix32(xor(k0, u32(0x7F4A7C15))))
+    return fmix32(fmix32(xor(index, k0)) + k1)
 
 
 def hash_bits(seed, shape):
     """uint32[2] seed, shape (< 2^32 elements) -> uint32[shape] bits: element i (row-major
-    index) gets fmix32(fmix32(i ^ k0) + k1), with k0, k1 hashed from both seed words, so that
-    seeds one apart (a SeedGenerator's consecutive draws) give unrelated masks. Elementwise
-    integer ops only: XLA fuses them into the op that uses the bits."""
+    index) gets `_keyed_hash(i, seed)`, so that seeds one apart (a SeedGenerator's consecutive
+    draws) give unrelated masks. Elementwise integer ops only: XLA fuses them into the op that
+    uses the bits."""
+    import operator
+
     import jax
     import jax.numpy as jnp
 
-    k0 = _fmix32(seed[0] ^ jnp.uint32(0x9E3779B9))
-    k1 = _fmix32(seed[1] + _fmix32(k0 ^ jnp.uint32(0x7F4A7C15)))
     index = jnp.zeros(shape, jnp.uint32)
     for axis, size in enumerate(shape):
         index = index * jnp.uint32(size) + jax.lax.broadcasted_iota(jnp.uint32, shape, axis)
-    return _fmix32(_fmix32(index ^ k0) + k1)
+    return _keyed_hash(index, seed[0], seed[1], operator.xor, operator.rshift, jnp.uint32)
 
 
 # Whether the step being traced on TensorFlow will be compiled by XLA (set by the models'
@@ -113,30 +119,17 @@ def fast_dropout_applies(rng: str) -> bool:
     return backend == "tensorflow" and rng == "hash" and _TF_XLA.get()
 
 
-def _tf_fmix32(h):
-    import tensorflow as tf
-
-    xor, shr = tf.bitwise.bitwise_xor, tf.bitwise.right_shift
-    h = xor(h, shr(h, tf.constant(16, tf.uint32)))
-    h = h * tf.constant(0x85EBCA6B, tf.uint32)
-    h = xor(h, shr(h, tf.constant(13, tf.uint32)))
-    h = h * tf.constant(0xC2B2AE35, tf.uint32)
-    return xor(h, shr(h, tf.constant(16, tf.uint32)))
-
-
 def tf_hash_bits(seed, shape):
     """`hash_bits` in TensorFlow ops: the same bits for the same seed and shape (a tuple of
     ints, or an int tensor such as tf.shape(x) where the batch size is known only at run time;
     fewer than 2^32 elements)."""
     import tensorflow as tf
 
-    xor = tf.bitwise.bitwise_xor
     seed = tf.cast(seed, tf.uint32)
-    k0 = _tf_fmix32(xor(seed[0], tf.constant(0x9E3779B9, tf.uint32)))
-    k1 = _tf_fmix32(seed[1] + _tf_fmix32(xor(k0, tf.constant(0x7F4A7C15, tf.uint32))))
     size = tf.reduce_prod(tf.cast(shape, tf.int64))
     index = tf.reshape(tf.cast(tf.range(size, dtype=tf.int64), tf.uint32), shape)
-    return _tf_fmix32(_tf_fmix32(xor(index, k0)) + k1)
+    return _keyed_hash(index, seed[0], seed[1], tf.bitwise.bitwise_xor, tf.bitwise.right_shift,
+                       lambda v: tf.constant(v, tf.uint32))
 
 
 def _tf_hash_dropout(inputs, rate: float, seed_generator):

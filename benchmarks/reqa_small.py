@@ -157,6 +157,9 @@ def main() -> None:
                     help="`train pretrain --page-negatives`: clean negatives by page too (BFS "
                          "rows of one page, WLP rows of one query page); the runs' names say it "
                          "(-pagekeys)")
+    ap.add_argument("--task-batches", action="store_true",
+                    help="`train pretrain --task-batches`: each batch of a method of several "
+                         "tasks from one task; the runs' names say it (-taskbatches)")
     ap.add_argument("--hard-negatives", type=int, default=3,
                     help="hard negatives of the +HN method (build and pre-training)")
     ap.add_argument("--no-zero-shot", dest="zero_shot", action="store_false",
@@ -271,6 +274,10 @@ def main() -> None:
                 and method[0] == "two-tower"
             if page_negatives:
                 ptag += "-pagekeys"
+            task_batches = args.task_batches and method is not None and method[0] == "two-tower" \
+                and "," in method[1] and ">" not in method[1]
+            if task_batches:
+                ptag += "-taskbatches"
             if method is not None and ">" in method[1]:
                 ptag += f"-f{args.first_steps}"
             label = labelled(name, ptag)
@@ -299,6 +306,7 @@ def main() -> None:
                               *(["--hard-negatives", hn] if hn else []),
                               *(["--task-weights", weights] if weights else []),
                               *(["--page-negatives"] if page_negatives else []),
+                              *(["--task-batches"] if task_batches else []),
                               *(["--chunk-size", args.chunk_size] if args.chunk_size else []),
                               log=log)
                 curves[label] = learning_curve(pre)

@@ -43,16 +43,21 @@ def _key(q, d) -> tuple:
     return tuple(int(x) for x in q if x), tuple(int(x) for x in d if x)
 
 
-def _pages_of(shards: Path) -> dict[tuple, set]:
-    """(query ids, doc ids) as the readers fit them -> the query pages of such pairs."""
+def ids_to_column(shards: Path, column: str) -> dict[tuple, set]:
+    """(query ids, doc ids) as the readers fit them -> the `column` values of such pairs."""
     out: dict[tuple, set] = {}
     for path in sorted(shards.glob("parquet/*/part-*.parquet")):
-        rows = pq.read_table(path, columns=["query_ids", "doc_ids", "query_page_id"]).to_pylist()
+        rows = pq.read_table(path, columns=["query_ids", "doc_ids", column]).to_pylist()
         for r in rows:
             q = data.pad_ids(np.array(r["query_ids"]), np.array([len(r["query_ids"])]), LQ)[0]
             d = data.pad_ids(np.array(r["doc_ids"]), np.array([len(r["doc_ids"])]), LD)[0]
-            out.setdefault(_key(q, d), set()).add(r["query_page_id"])
+            out.setdefault(_key(q, d), set()).add(r[column])
     return out
+
+
+def _pages_of(shards: Path) -> dict[tuple, set]:
+    """(query ids, doc ids) as the readers fit them -> the query pages of such pairs."""
+    return ids_to_column(shards, "query_page_id")
 
 
 def _page(pages: dict, q, d) -> int:

@@ -140,6 +140,10 @@ def _common(f):
                      help="Batches without duplicate query pages: B rows chosen from 2B "
                           "candidates, the first of each query page, filled with duplicates "
                           "only when fewer than B pages are distinct [default: off]."),
+        click.option("--task-batches", is_flag=True, default=None,
+                     help="Each batch from one task, drawn by the task mix per batch (in-batch "
+                          "negatives of the query's own task); without it tasks mix per row "
+                          "[default: off]."),
         click.option("--bf16/--no-bf16", "mixed_precision", default=None,
                      help="mixed_bfloat16 compute (TPUs, recent GPUs)."),
         click.option("--tpu", metavar="NAME", help="TPU name or grpc:// address: TPUStrategy "

@@ -572,8 +572,8 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                   eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                   shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
                   negative_keys: bool = False, hard_negatives: int = 0,
-                  distinct_pages: bool = False, page_keys: bool = False
-                  ) -> Iterator[dict[str, np.ndarray]]:
+                  distinct_pages: bool = False, page_keys: bool = False,
+                  task_batches: bool = False) -> Iterator[dict[str, np.ndarray]]:
     """The Parquet reader: an iterator of {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]}
     (and "negative_keys" int32 [B, 3, 2] with negative_keys=True, [B, 4, 2] with page_keys
     too; "hard_negative_ids", "hard_negative_mask" (and "hard_negative_keys") with
@@ -581,8 +581,10 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     query pages where the candidates allow (the module docstring).
 
     No TensorFlow. Deterministic under `seed`. Each example's task is drawn with `weights`
-    (uniform by default); with repeat=False a finished task drops out of the mix and the
-    iterator ends when every task is done (the last partial batch is dropped).
+    (uniform by default), or with task_batches each batch's (all its rows from that task); with
+    repeat=False a finished task drops out of the mix and the iterator ends when every task is
+    done (the last partial batch is dropped; with task_batches each task's last partial batch,
+    as the TFRecord reader drops it).
     skip_batches: batches to draw and throw away first (resuming a run where it stopped)."""
     shards, names, probs = _sources(data_dirs, tasks, weights, batch_size, split, eval_percent,
                                     "parquet", hard_negatives, negative_keys)
@@ -606,7 +608,10 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
         p = probs * alive
         if p.sum() <= 0:
             return
-        choice = rng.choice(len(streams), size=draw, p=p / p.sum())
+        if task_batches:
+            choice = np.full(draw, rng.choice(len(streams), p=p / p.sum()))
+        else:
+            choice = rng.choice(len(streams), size=draw, p=p / p.sum())
         out = [np.zeros((draw, *shape), dtype) for _, shape, dtype in fields]
         filled = np.zeros(draw, dtype=bool)
         for t, stream in enumerate(streams):
@@ -617,6 +622,8 @@ def numpy_batches(data_dirs, *, tasks: Sequence[str] | None = TASKS,
             for o, part in zip(out, taken):
                 o[slots[:len(part)]] = part
             filled[slots[:len(taken[0])]] = True
+        if not filled.all() and task_batches:
+            continue  # a non-repeating task's last partial batch: dropped
         if not filled.all():  # a non-repeating task ran out: top up from the others
             for t, stream in enumerate(streams):
                 missing = np.flatnonzero(~filled)
@@ -749,7 +756,8 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
                eval_percent: int = EVAL_PERCENT, seed: int = 0, shuffle: bool = True,
                shuffle_buffer: int = 10_000, repeat: bool = True, skip_batches: int = 0,
                prefetch: bool = True, negative_keys: bool = False, hard_negatives: int = 0,
-               distinct_pages: bool = False, page_keys: bool = False):
+               distinct_pages: bool = False, page_keys: bool = False,
+               task_batches: bool = False):
     """The tf.data reader of the TFRecord shards: a tf.data.Dataset of
     {"query_ids": int32 [B, Lq], "doc_ids": int32 [B, Ld]} with static shapes (and the keys and
     hard negatives of `numpy_batches`).
@@ -757,8 +765,9 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
     Per task: shard files (shuffled with the seed), interleaved, parsed with the schema's
     feature spec, filtered to the split, padded, repeated, shuffled; the tasks are mixed with
     `tf.data.Dataset.sample_from_datasets` (uniform unless `weights`), batched with
-    drop_remainder=True (distinct_pages: 2B candidates, then `_tf_distinct_pages`), prefetched.
-    Deterministic under `seed`."""
+    drop_remainder=True (distinct_pages: 2B candidates, then `_tf_distinct_pages`), prefetched;
+    with task_batches each task is batched first and the batches are mixed (all rows of a batch
+    from one task). Deterministic under `seed`."""
     import tensorflow as tf
 
     from wikipairs.schemas import pair_fields, tf_feature_spec
@@ -821,24 +830,29 @@ def tf_dataset(data_dirs, *, tasks: Sequence[str] | None = TASKS,
             ds = ds.repeat()
         if shuffle and shuffle_buffer > 1:
             ds = ds.shuffle(shuffle_buffer, seed=task_seed + 1, reshuffle_each_iteration=True)
-        datasets.append(ds)
+        datasets.append(_tf_batched(ds, batch_size, distinct_pages) if task_batches else ds)
     if len(datasets) == 1:
         mixed = datasets[0]
     else:
         mixed = tf.data.Dataset.sample_from_datasets(
             datasets, weights=probs, seed=_task_seed(seed, "\x00mix"),
             stop_on_empty_dataset=False)
-    if distinct_pages:
-        mixed = mixed.batch(2 * batch_size, drop_remainder=True)
-        mixed = mixed.map(lambda b: _tf_distinct_pages(b, batch_size))
-    else:
-        mixed = mixed.batch(batch_size, drop_remainder=True)
+    if not task_batches:
+        mixed = _tf_batched(mixed, batch_size, distinct_pages)
     if skip_batches:
         mixed = mixed.skip(skip_batches)
     options = tf.data.Options()
     options.deterministic = True
     mixed = mixed.with_options(options)
     return mixed.prefetch(tf.data.AUTOTUNE) if prefetch else mixed
+
+
+def _tf_batched(ds, batch_size: int, distinct_pages: bool):
+    """Examples -> batches of `batch_size` (drop_remainder); distinct_pages: from 2B candidates."""
+    if distinct_pages:
+        ds = ds.batch(2 * batch_size, drop_remainder=True)
+        return ds.map(lambda b: _tf_distinct_pages(b, batch_size))
+    return ds.batch(batch_size, drop_remainder=True)
 
 
 def make_batches(data_dirs, *, data_format: str = "auto", **kwargs):

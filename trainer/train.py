@@ -172,7 +172,7 @@ def _fit(config: TrainConfig, model_config: ModelConfig, model, data_format: str
         shuffle_buffer=config.shuffle_buffer, skip_batches=initial_step,
         negative_keys=config.clean_negatives and config.objective == "two-tower",
         hard_negatives=config.hard_negatives, distinct_pages=config.distinct_pages,
-        page_keys=config.page_negatives)
+        page_keys=config.page_negatives, task_batches=config.task_batches)
     batches = source if hasattr(source, "element_spec") \
         else ((b,) for b in source)  # Keras wants (inputs,) tuples
     try:
@@ -250,6 +250,8 @@ def _print_start(config, model_config, tasks, replicas, initial_step) -> None:
              else f"BoW {c.hidden_size}")
     weights = data_lib.task_weights(tasks, config.task_weights)
     mix = ", ".join(f"{t} {w:.2f}" for t, w in zip(tasks, weights))
+    if config.task_batches and len(tasks) > 1:
+        mix += " per batch"
     print(f"{config.mode} ({config.objective}): {c.name} ({shape}, vocab {c.vocab_size}), "
           f"{replicas} replica(s); tasks {mix}; batch {config.batch_size}, {config.steps} steps, "
           f"lr {config.learning_rate:g}" + (f"; resuming at step {initial_step}"

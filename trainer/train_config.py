@@ -68,6 +68,9 @@ class TrainConfig:
         every query's softmax (`losses.in_batch_softmax_loss`); 0: none.
     distinct_pages: training batches without duplicate query pages where the data allows: B rows
         chosen from 2B candidates (`trainer.data`, the rule in its docstring).
+    task_batches: each training batch from one task (drawn by the task mix per batch, as
+        sentence-transformers' multi-dataset batch sampler draws a dataset per batch), so a
+        query's in-batch negatives are documents of its own task; False: tasks mixed per row.
     page_negatives: with clean_negatives, also leave out of a BFS row's softmax the other BFS rows
         of its page, and of a WLP row's the other WLP rows of its query page (positives by the
         tasks' definitions; `trainer.data`'s page key). Off by default: on the SQuAD-in
@@ -108,6 +111,7 @@ class TrainConfig:
     chunk_size: int | None = None
     hard_negatives: int = 0
     distinct_pages: bool = False
+    task_batches: bool = False
     page_negatives: bool = False
     tensorboard: bool = True
     quiet: bool = False
@@ -184,6 +188,8 @@ def _check(c: TrainConfig) -> None:
         bad(f"hard negatives must be an integer >= 0, not {c.hard_negatives!r}")
     if not isinstance(c.distinct_pages, bool):
         bad(f"distinct pages must be true or false, not {c.distinct_pages!r}")
+    if not isinstance(c.task_batches, bool):
+        bad(f"task batches must be true or false, not {c.task_batches!r}")
     if not isinstance(c.page_negatives, bool):
         bad(f"page negatives must be true or false, not {c.page_negatives!r}")
     if c.page_negatives and not (c.clean_negatives and c.objective == "two-tower"):

@@ -17,6 +17,11 @@ the same process, alternating,
 `parse / work` (CPU time, best of `--rounds`) is the best a build can reach against the parse
 rate x cores with a runner that cost nothing and cores that scaled perfectly: issue 15's target
 of 0.75 needs this ceiling above 0.75.
+
+`--breakdown`: the work's CPU time split by what a worker does per page (parse_page, the pair
+builders, pair_row, the shard writers, query keys, pickling its outputs; the rest, mostly reading
+and decompressing, by difference), each function timed around its calls (generators drained
+inside the timer), and the elements the worker emits per output tag.
 """
 from __future__ import annotations
 
@@ -61,7 +66,7 @@ def time_parse(path: str, setup) -> tuple[int, float]:
     return pages, time.process_time() - start
 
 
-def time_work(path: str, setup) -> float:
+def time_work(path: str, setup, dumps=pickle.dumps, tags: Counter | None = None) -> float:
     import apache_beam as beam
 
     from wikipairs.pairs.tasks import PairConfig
@@ -75,9 +80,54 @@ def time_work(path: str, setup) -> float:
         start = time.process_time()
         for index, split in enumerate(splits):
             for item in fn.process((index, split), titles):
-                # what leaves a worker is pickled for the runner
-                pickle.dumps(item.value if isinstance(item, beam.pvalue.TaggedOutput) else item)
+                tagged = isinstance(item, beam.pvalue.TaggedOutput)
+                if tags is not None:
+                    tags[item.tag if tagged else "main"] += 1
+                dumps(item.value if tagged else item)  # what leaves a worker is pickled
         return time.process_time() - start  # its counts go to Beam's metrics: no page count
+
+
+def breakdown(path: str, setup) -> None:
+    """One run of `time_work` with the worker's parts timed (process time) around their calls."""
+    import wikipairs.pipelines.transforms as transforms
+    from wikipairs.pairs.tasks import PairBuilder
+    from wikipairs.shards.pair_shards import ShardWriter
+    spent, tags = Counter(), Counter()
+
+    def timed(owner, name, drain=False):
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            start = time.process_time()
+            result = original(*args, **kwargs)
+            if drain:
+                result = iter(list(result))
+            spent[name] += time.process_time() - start
+            return result
+        setattr(owner, name, wrapper)
+        return original
+
+    parts = [(PairBuilder, n, True) for n in ("ict", "bfs", "wlp_documents")]
+    parts += [(PairBuilder, "passages", False), (PairBuilder, "wlp_query", False),
+              (transforms, "parse_page", False), (transforms, "pair_row", False),
+              (transforms, "query_key", False), (ShardWriter, "write", False),
+              (ShardWriter, "close", False)]
+    originals = [(owner, name, timed(owner, name, drain)) for owner, name, drain in parts]
+
+    def dumps(value):
+        start = time.process_time()
+        pickle.dumps(value)
+        spent["pickle outputs"] += time.process_time() - start
+    try:
+        total = time_work(path, setup, dumps, tags)
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    spent["reading and the rest"] = total - sum(spent.values())
+    print(f"\nthe worker's work, {total:.2f} CPU s, by part:")
+    for name, cpu in spent.most_common():
+        print(f"  {name:22s} {cpu:7.2f} s {100 * cpu / total:5.1f}%")
+    print("elements emitted per tag:", ", ".join(f"{t} {n:,}" for t, n in tags.most_common()))
 
 
 def main() -> None:
@@ -85,9 +135,13 @@ def main() -> None:
     ap.add_argument("--input", type=Path, default=DEFAULT_INPUT)
     ap.add_argument("--copies", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also one run of the work with its parts timed")
     args = ap.parse_args()
     path = str(multistream(scaled(args.input, args.copies)))
     setup = _setup(path)
+    if args.breakdown:
+        breakdown(path, setup)
     best = {"parse": float("inf"), "work": float("inf")}
     for r in range(args.rounds):
         n, cpu = time_parse(path, setup)  # the same pages both ways

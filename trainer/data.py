@@ -26,8 +26,9 @@ sentences. The rule compares rows of one task: a BFS row of page A keeps an ICT 
 passage of A among its negatives.
 The readers hash differently (blake2b in NumPy, TensorFlow's fingerprint
 hash), which is fine: keys are only compared within a batch. Tasks are mixed per example,
-uniformly by default (`weights` for another mix); with `repeat` each task's stream repeats
-forever, so a small task (WLP) is oversampled rather than exhausted.
+uniformly by default (`weights` for another mix), or per batch (`task_batches=True`, `train
+--task-batches`: all rows of a batch from the task drawn for it); with `repeat` each task's
+stream repeats forever, so a small task (WLP) is oversampled rather than exhausted.
 
 Distinct query pages (`distinct_pages=True`, `train --distinct-pages`; issue 17): a batch of B
 rows is drawn from 2B candidate rows read as without the option (the same task mix, the same

@@ -8,8 +8,10 @@ and a short `train pretrain` run.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -37,12 +39,7 @@ def _batch_tasks(tasks: dict, batch: dict) -> set:
 
 
 def _first(reader, n: int = BATCHES) -> list[dict]:
-    out = []
-    for batch in reader:
-        out.append(batch)
-        if len(out) == n:
-            break
-    return out
+    return list(itertools.islice(reader, n))
 
 
 @pytest.mark.parametrize("distinct", [False, True])
@@ -82,10 +79,7 @@ def test_numpy_reader_without_repeat_drops_a_tasks_last_partial_batch(sample_sha
     batches = list(data.numpy_batches(sample_shards, batch_size=B, seed=1, max_query_len=LQ,
                                       max_doc_len=LD, repeat=False, task_batches=True))
     assert batches and all(_batch_tasks(tasks, b) for b in batches)
-    per_task = {}
-    for b in batches:
-        task = next(iter(_batch_tasks(tasks, b)))
-        per_task[task] = per_task.get(task, 0) + 1
+    per_task = Counter(next(iter(_batch_tasks(tasks, b))) for b in batches)
     assert len(per_task) == 3, per_task
 
 

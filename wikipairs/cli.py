@@ -277,7 +277,7 @@ def _csv_choice(value: str, allowed: tuple[str, ...], option: str, all_word: str
                    "input) or keyed joins (one per hop, for Wikipedia-size tables); auto: "
                    "memory below 1 GiB of compressed input.")
 @click.option("--workers", default=0, show_default=True, type=click.IntRange(0),
-              help="DirectRunner processes (0: all cores) or Dataflow workers.")
+              help="DirectRunner processes (0: one per core, fewer for a small input: at most one per split and per 8 MB of compressed dump) or Dataflow workers.")
 @click.option("--runner", default="DirectRunner", show_default=True,
               help="Beam runner: DirectRunner, DataflowRunner, ...")
 @click.option("--dry-run", is_flag=True,

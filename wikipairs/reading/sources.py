@@ -263,6 +263,13 @@ def decompressed(raw) -> tuple[object, bool]:
     return raw, False
 
 
+def is_compressed(path: str) -> bool:
+    """Whether the file is bz2, gzip or xz, by its first bytes (as `decompressed` tells them)."""
+    with fileio.open_read(path) as raw:
+        magic = raw.peek(6)[:6]
+    return any(magic.startswith(prefix) for prefix, _ in _MAGIC)
+
+
 def copy_for(path: str) -> DecompressedCopy | None:
     """A DecompressedCopy to keep while a first pass reads `path`, where it is compressed and
     copies are allowed (COPY_MAX_BYTES); else None."""

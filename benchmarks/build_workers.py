@@ -1,5 +1,5 @@
 """Benchmark: `wikipairs build` with one worker against one per core, on inputs from tiny to a
-few tens of MB, and which of the two the default (`--workers 0`: pipelines.driver.auto_workers)
+few tens of MB, and which of the two the default (`--workers 0`: reading.splits.auto_workers)
 takes.
 
     .venv/bin/python benchmarks/build_workers.py            # ~4 min on 2 cores
@@ -34,15 +34,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="runs of each count; the best is kept")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
-    from wikipairs.pipelines.driver import auto_workers, input_work_bytes
-    from wikipairs.reading.splits import plan_splits
+    from wikipairs.pipelines.driver import BYTES_PER_WORKER
+    from wikipairs.reading.splits import auto_workers, input_work_bytes, plan_splits
     cores = os.cpu_count() or 1
     inputs = [REPO / "wikipairs" / "data" / "sample.xml.bz2", DEFAULT_INPUT,
               scaled(DEFAULT_INPUT, args.copies)]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for path in inputs:
-            chosen = auto_workers(cores, len(plan_splits([str(path)])), input_work_bytes([str(path)]))
+            chosen = auto_workers(cores, input_work_bytes([str(path)]), BYTES_PER_WORKER,
+                                  units=len(plan_splits([str(path)])))
             counts = sorted({1, chosen, cores})
             walls = {n: [] for n in counts}
             for _ in range(args.rounds):

@@ -37,8 +37,8 @@ from wikipairs.text.tokens import token_measure
 from wikipairs.shards.card import CARD, build_card, check_card, write_card
 from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, copy_vocab, file_entry,
                               prepare_output, sha256_file, write_json)
-from wikipairs.reading.sources import is_compressed
-from wikipairs.reading.splits import PARTS_PER_FILE, STREAMS_PER_SPLIT, plan_splits
+from wikipairs.reading.splits import (PARTS_PER_FILE, STREAMS_PER_SPLIT, auto_workers,
+                                     input_work_bytes, plan_splits)
 
 from .build import build_pipeline, eval_shards
 from .notes import NOTES, read_notes
@@ -51,10 +51,8 @@ WORKDIR = ".work"  # plain copies of compressed dumps without an index; removed 
 BYTES_PER_SHARD = 128 << 20  # automatic shard count: one shard per this much compressed input
 # A DirectRunner worker process takes ~3 s of a core to start (Beam's and wikipairs' imports)
 # and each stage then runs on every worker: on 2 cores a second worker pays for itself from
-# ~8 MB of bz2 dump (benchmarks/build_workers.py). Plain XML or JSON lines count a quarter:
-# about what the same pages take in bz2.
+# ~8 MB of bz2 dump (benchmarks/build_workers.py).
 BYTES_PER_WORKER = 8 << 20
-PLAIN_TO_COMPRESSED = 4
 
 
 @dataclass
@@ -105,18 +103,6 @@ def redirects_in_memory(config: "BuildConfig", input_bytes: int) -> bool:
 
 def auto_shards(input_bytes: int) -> int:
     return max(1, math.ceil(input_bytes / BYTES_PER_SHARD))
-
-
-def auto_workers(cores: int, splits: int, work_bytes: int) -> int:
-    """DirectRunner processes for `--workers 0`: one per core, but no more than the splits (the
-    unit of parallel work) nor than one per BYTES_PER_WORKER of `work_bytes` (compressed input,
-    see input_work_bytes). The shards are the same for any number of workers."""
-    return max(1, min(cores, splits, math.ceil(work_bytes / BYTES_PER_WORKER)))
-
-
-def input_work_bytes(paths: list[str]) -> int:
-    """The inputs' size as compressed dump: a plain file counts 1/PLAIN_TO_COMPRESSED."""
-    return sum(fileio.size(p) // (1 if is_compressed(p) else PLAIN_TO_COMPRESSED) for p in paths)
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
@@ -222,7 +208,7 @@ def build(config: BuildConfig) -> dict:
         limit_malloc_arenas()
         if not config.workers:
             config = replace(config, workers=auto_workers(
-                os.cpu_count() or 1, len(splits), input_work_bytes(paths)))
+                os.cpu_count() or 1, input_work_bytes(paths), BYTES_PER_WORKER, units=len(splits)))
     options = PipelineOptions(_runner_args(config))
     try:
         pipeline = beam.Pipeline(options=options)

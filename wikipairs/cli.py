@@ -403,7 +403,7 @@ def print_stats_table(stats: dict) -> None:
 @_sentence_splitter_option
 @verbosity_options()
 @click.option("--workers", default=0, show_default=True, type=click.IntRange(0),
-              help="Processes sampling sentences (0: all cores); the model is the same for any.")
+              help="Processes sampling sentences (0: one per core, at most one per 4 MB of compressed dump); the model is the same for any.")
 def vocab(inputs, output, vocab_size, max_sentences, model_type, seed, lang, allow_truncated,
           sentence_splitter, quiet, verbose, workers):
     """Train a SentencePiece vocabulary ([PAD] [CLS] [SEP] [MASK] [UNK]) on article sentences."""

@@ -89,6 +89,11 @@ def sample_sentences(articles: Iterable[Article], max_sentences: int, seed: int)
 # ---- sampling a dump on many cores -----------------------------------------------------------
 
 SPLITS_PER_WORKER = 4  # files without an index: parts per worker, so that the parts balance
+# A spawned sampling process takes ~1.5 s to start: on 2 cores a second one pays for itself from
+# ~4 MB of bz2 dump (2026-11-29: the gensim sample, 1.6 MB, 16.6 s in one process against 18.4 s
+# in two; its x10 copy, 16 MB, 46.0 against 36.4 s). Beam's workers cost more (BYTES_PER_WORKER
+# in pipelines/driver.py).
+SAMPLING_BYTES_PER_WORKER = 4 << 20
 _WORKER: dict = {}  # the state a sampling process gets once (_init_worker)
 LIVE_EVERY = 20  # pages between a worker's additions to the shared pages/sentences read
 LIVE_WAIT = 1.0  # seconds the main process waits for a split before it looks at those counts
@@ -158,7 +163,8 @@ def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 
                 counts: Counter | None = None, progress: "VocabProgress | None" = None,
                 workdir: str | None = None) -> list[str]:
     """`sample_sentences` of the articles of a dump (`config`: a wikipairs.parse.ParseConfig) on
-    `workers` processes (0: all cores). The sample is the same for every number of workers: a
+    `workers` processes (0: one per core, at most one per SAMPLING_BYTES_PER_WORKER of
+    compressed input). The sample is the same for every number of workers: a
     sentence is kept by its hash, which no split or order changes, and the splits' samples merge
     into the sample of the whole. One worker reads the dump in one process (parse.iter_articles);
     more plan splits (as build does), sample each in a pool and merge. `workdir` (default: the
@@ -175,7 +181,10 @@ def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 
 
     counts = counts if counts is not None else Counter()
     progress = progress or VocabProgress(counts, max_sentences, quiet=True)
-    workers = workers or os.cpu_count() or 1
+    if not workers:
+        from ..reading.splits import auto_workers, input_work_bytes
+        workers = auto_workers(os.cpu_count() or 1, input_work_bytes(expand_inputs(config.inputs)),
+                               SAMPLING_BYTES_PER_WORKER)
     if max_sentences < 0:
         raise VocabError(f"max_sentences must be >= 0, got {max_sentences}")
     if workers <= 1:

@@ -23,6 +23,7 @@ import hashlib
 import html
 import io
 import lzma
+import math
 import os
 import re
 from collections import Counter
@@ -41,7 +42,8 @@ from .page_reader import DumpFile, PageReader
 from .page_scanner import PageBlock, PageScanner
 from .passages import PASSAGE_KINDS, input_kind as passages_kind, plan_passage_splits, \
     read_passage_pages
-from .sources import ChunkStream, XmlStream, decompressed, expand_inputs, open_xml
+from .sources import (ChunkStream, XmlStream, decompressed, expand_inputs, is_compressed,
+                      open_xml)
 
 STREAMS_PER_SPLIT = 50  # ~5,000 pages: enough work per split, little memory
 PARTS_PER_FILE = 2  # splits of a file without an index: each reads the file, parses its pages
@@ -67,6 +69,23 @@ class Split:
     def owns(self, ordinal: int) -> bool:
         """Whether the page at this position of the file is this split's to parse."""
         return (ordinal // PAGES_PER_BLOCK) % self.parts == self.part
+
+
+PLAIN_TO_COMPRESSED = 4  # plain XML or JSON lines: about 4x the bytes of the same pages in bz2
+
+
+def input_work_bytes(paths: list[str]) -> int:
+    """The inputs' size as compressed dump (a plain file counts 1/PLAIN_TO_COMPRESSED): what
+    the work of reading them scales with, known before reading."""
+    return sum(fileio.size(p) // (1 if is_compressed(p) else PLAIN_TO_COMPRESSED) for p in paths)
+
+
+def auto_workers(cores: int, work_bytes: int, bytes_per_worker: int,
+                 units: int | None = None) -> int:
+    """Processes for a `--workers 0` run: one per core, but no more than one per
+    `bytes_per_worker` of `work_bytes` (input_work_bytes; a worker process costs seconds to
+    start, which a small input does not pay back) nor than the `units` of parallel work."""
+    return max(1, min(cores, units or cores, math.ceil(work_bytes / bytes_per_worker)))
 
 
 def index_for(path: str) -> str | None:
@@ -395,4 +414,5 @@ def index_titles(index_path: str, titles: TitleParser, capacity: int) -> BloomFi
 
 
 __all__ = ["Split", "plan_splits", "read_split", "prepare_file", "index_titles", "index_for",
-           "stream_offsets", "STREAMS_PER_SPLIT", "PARTS_PER_FILE", "PAGES_PER_BLOCK"]
+           "stream_offsets", "STREAMS_PER_SPLIT", "PARTS_PER_FILE", "PAGES_PER_BLOCK",
+           "PLAIN_TO_COMPRESSED", "auto_workers", "input_work_bytes"]

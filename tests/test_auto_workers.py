@@ -98,3 +98,12 @@ def test_vocab_sampling_of_a_small_dump_stays_in_one_process(monkeypatch):
     assert vocab.sample_dump_sentences(config, 1000, 0, workers=0) == one
     with pytest.raises(AssertionError, match="pool"):  # the check can fail: two workers pool
         vocab.sample_dump_sentences(config, 1000, 0, workers=2)
+
+
+def test_a_parquet_passage_corpus_counts_as_compressed(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "passages.parquet"
+    pq.write_table(pa.table({"id": ["a-0"], "title": ["A"], "text": ["One passage."]}), path)
+    assert input_work_bytes([str(path)]) == path.stat().st_size

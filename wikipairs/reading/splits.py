@@ -40,8 +40,8 @@ from .fastbz2 import open_bz2
 from .enterprise_html import ENTERPRISE_HTML, EnterpriseDump, byte_lines, input_kind
 from .page_reader import DumpFile, PageReader
 from .page_scanner import PageBlock, PageScanner
-from .passages import PASSAGE_KINDS, input_kind as passages_kind, plan_passage_splits, \
-    read_passage_pages
+from .passages import PASSAGE_KINDS, PASSAGES_PARQUET, input_kind as passages_kind, \
+    plan_passage_splits, read_passage_pages
 from .sources import (ChunkStream, XmlStream, decompressed, expand_inputs, is_compressed,
                       open_xml)
 
@@ -75,9 +75,12 @@ PLAIN_TO_COMPRESSED = 4  # plain XML or JSON lines: about 4x the bytes of the sa
 
 
 def input_work_bytes(paths: list[str]) -> int:
-    """The inputs' size as compressed dump (a plain file counts 1/PLAIN_TO_COMPRESSED): what
-    the work of reading them scales with, known before reading."""
-    return sum(fileio.size(p) // (1 if is_compressed(p) else PLAIN_TO_COMPRESSED) for p in paths)
+    """The inputs' size as compressed dump (a plain file, XML or JSON lines, counts
+    1/PLAIN_TO_COMPRESSED; Parquet is compressed): what the work of reading them scales with,
+    known before reading."""
+    def compressed(path):
+        return is_compressed(path) or passages_kind(path) == PASSAGES_PARQUET
+    return sum(fileio.size(p) // (1 if compressed(p) else PLAIN_TO_COMPRESSED) for p in paths)
 
 
 def auto_workers(cores: int, work_bytes: int, bytes_per_worker: int,

@@ -253,21 +253,23 @@ class _StopAtCut(io.RawIOBase):
         super().close()
 
 
+def _opener(raw):
+    """The decompressing opener for a bz2, gzip or xz stream `raw` (by its first bytes), or None."""
+    magic = raw.peek(6)[:6]
+    return next((opener for prefix, opener in _MAGIC if magic.startswith(prefix)), None)
+
+
 def decompressed(raw) -> tuple[object, bool]:
     """(the decompressed stream, True) for a bz2, gzip or xz stream `raw` (a buffered stream from
     fileio.open_read, recognized by its first bytes), else (raw, False)."""
-    magic = raw.peek(6)[:6]
-    for prefix, opener in _MAGIC:
-        if magic.startswith(prefix):
-            return opener(raw, "rb"), True
-    return raw, False
+    opener = _opener(raw)
+    return (raw, False) if opener is None else (opener(raw, "rb"), True)
 
 
 def is_compressed(path: str) -> bool:
     """Whether the file is bz2, gzip or xz, by its first bytes (as `decompressed` tells them)."""
     with fileio.open_read(path) as raw:
-        magic = raw.peek(6)[:6]
-    return any(magic.startswith(prefix) for prefix, _ in _MAGIC)
+        return _opener(raw) is not None
 
 
 def copy_for(path: str) -> DecompressedCopy | None:

@@ -18,10 +18,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## build ICT, BFS and WLP pairs from the bundled sample dump
 	$(BIN)/wikipairs build --output out/sample
 
-# One pytest process per core, at most 4 (pytest-xdist; each holds TensorFlow and JAX, ~2-3 GB),
-# each test file in one process, so that a file's module fixtures (a real dump parsed, a build)
-# are made once. On 2 cores: 20.5 min against 31.6 in one process (benchmarks/README, "The test
-# suite"). `make test TEST_WORKERS=0` runs it in one process.
+# One pytest process per core, at most 4 (pytest-xdist; each loads TensorFlow and JAX: 8.2 GB at
+# peak with two), each test file in one process, so that a file's module fixtures (a real dump
+# parsed, a build) are made once. On 2 cores: 19.9 min against 31.6 in one process
+# (benchmarks/README, "The test suite"). `make test TEST_WORKERS=0` runs it in one process.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile

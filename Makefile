@@ -22,9 +22,10 @@ demo: $(STAMP)  ## build ICT, BFS and WLP pairs from the bundled sample dump
 # peak with two), each test file in one process, so that a file's module fixtures (a real dump
 # parsed, a build) are made once. On 2 cores: 19.9 min against 31.6 in one process
 # (benchmarks/README, "The test suite"). `make test TEST_WORKERS=0` runs it in one process.
-TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
+# nproc, not `-n auto`: it counts the cores this process may use (psutil's count is the host's).
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/parse_throughput.py

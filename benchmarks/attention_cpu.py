@@ -8,9 +8,11 @@ product and against PyTorch, in one process.
 Two pieces of one Transformer layer, forward and backward (the gradients of a sum of squares
 with respect to every input), on random float32 tensors of the document tower's shapes:
 - attention: softmax(q k^T / sqrt(d)) v over [batch, length, heads, head_dim], XLA's
-  `jax.nn.dot_product_attention` (what trainer/fast_layers.py runs without attention dropout;
-  with it, the same two batched products around the masked softmax): 4 * B * H * L^2 * d FLOPs
-  forward, x3 with the backward;
+  `jax.nn.dot_product_attention` (what trainer/fast_layers.py ran on a CPU without attention
+  dropout; with it, the same two batched products around the masked softmax), and
+  `blocked attention`: trainer/fast_layers.py's `blocked_attention`, a few rows at a time with
+  the probabilities recomputed backward (the CPU's path since 2026-12-02): 4 * B * H * L^2 * d
+  FLOPs forward, x3 with the backward (the blocks' recomputation not counted);
 - feed-forward: [B * L, hidden] x [hidden, ff], 2 * B * L * hidden * ff forward, x3.
 Each runs under every `--options` set of XLA compile options (`default`: none; `no-ynn`: XLA's
 YNNPACK dot fusions off), compiled once, then the rounds alternate the sets so the machine's load
@@ -50,6 +52,13 @@ def _jax_pieces(args, option_sets):
         out = jax.nn.dot_product_attention(q, k, v, scale=scale, implementation="xla")
         return jnp.sum(out * out)
 
+    from trainer.fast_layers import blocked_attention
+    lengths = jnp.full((args.batch,), args.length, jnp.int32)
+
+    def blocked(q, k, v):
+        out = blocked_attention(q, k, v, lengths, scale)
+        return jnp.sum(out * out)
+
     def feed_forward(x, w):
         y = x @ w
         return jnp.sum(y * y)
@@ -59,8 +68,11 @@ def _jax_pieces(args, option_sets):
         options = OPTION_SETS[name]
         grad_attention = jax.jit(jax.grad(attention, argnums=(0, 1, 2)))
         grad_ff = jax.jit(jax.grad(feed_forward, argnums=(0, 1)))
+        grad_blocked = jax.jit(jax.grad(blocked, argnums=(0, 1, 2)))
         pieces[f"jax {name} attention"] = _runner(
             grad_attention.lower(q, k, v).compile(compiler_options=options), (q, k, v))
+        pieces[f"jax {name} blocked attention"] = _runner(
+            grad_blocked.lower(q, k, v).compile(compiler_options=options), (q, k, v))
         pieces[f"jax {name} feed-forward"] = _runner(
             grad_ff.lower(x, w).compile(compiler_options=options), (x, w))
     return pieces
@@ -166,6 +178,9 @@ def main(argv=None) -> dict:
         mine, theirs = min(times[f"jax {names[0]} attention"]), min(times["pytorch attention"])
         out["jax_attention_over_pytorch_time"] = round(mine / theirs, 3)
         print(f"jax {names[0]} attention takes {mine / theirs:.2f}x PyTorch's fused attention's time")
+        blocked = min(times[f"jax {names[0]} blocked attention"])
+        out["jax_blocked_attention_over_pytorch_time"] = round(blocked / theirs, 3)
+        print(f"jax {names[0]} blocked attention takes {blocked / theirs:.2f}x its time")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")

@@ -1,7 +1,9 @@
-"""Check: the fused attention path (trainer.fast_layers.SelfAttention with key lengths; cuDNN on
-a GPU in bf16) computes what Keras' masked MultiHeadAttention path computes, on right-padded rows.
+"""Check: the fused attention path (trainer.fast_layers.SelfAttention with key lengths: blocks
+of rows on a CPU, cuDNN on a GPU in bf16) computes what Keras' masked MultiHeadAttention path
+computes, on right-padded rows.
 
     KERAS_BACKEND=jax python benchmarks/fused_attention_check.py [--config base] [--bf16]
+        [--unblocked]      # on a CPU, XLA's dot_product_attention instead of the blocks
 
 One encoder, random ids with rows padded to random lengths (one row unpadded, one of length 1);
 the sequence output at the real positions by both paths, and the gradient of a scalar of it
@@ -24,6 +26,9 @@ def main(argv=None) -> int:
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--length", type=int, default=288)
+    p.add_argument("--unblocked", action="store_true",
+                   help="check jax.nn.dot_product_attention with key lengths (the GPU's path "
+                        "where cuDNN declines) rather than blocked_attention, on a CPU")
     p.add_argument("--tol", type=float, default=None,
                    help="largest relative error accepted (default 3e-2 with --bf16, else 1e-5)")
     args = p.parse_args(argv)
@@ -40,6 +45,8 @@ def main(argv=None) -> int:
     from trainer.configs import ModelConfig
     from trainer.fast_layers import SelfAttention
     from trainer.model import TransformerEncoder
+
+    SelfAttention.use_blocked = not args.unblocked
 
     # initializer_range 0.2: attention logits far from 0, so a wrong mask or scale shows
     config = ModelConfig.from_name(args.config, vocab_size=8000, attention_dropout=0.0,
@@ -78,7 +85,8 @@ def main(argv=None) -> int:
     grad_err = rel(results[True][1], results[False][1])
     tol = args.tol if args.tol is not None else (3e-2 if args.bf16 else 1e-5)
     finite = all(np.isfinite(x).all() for pair in results.values() for x in pair)
-    print(f"fused_attention_check {args.config} {'bf16' if args.bf16 else 'float32'} on "
+    path = "unblocked" if args.unblocked else "blocked" if jax.default_backend() == "cpu" else "fused"
+    print(f"fused_attention_check {args.config} {'bf16' if args.bf16 else 'float32'} {path} on "
           f"{jax.devices()[0].platform}: output rel. error {out_err:.2e}, gradient rel. error "
           f"{grad_err:.2e} (tol {tol:g}), finite {finite}")
     return 0 if finite and out_err <= tol and grad_err <= tol else 1

@@ -138,9 +138,11 @@ def parse_args(argv=None):
                         "trainer.fast_layers), XLA's Philox bits, or Keras' own jax.random "
                         "(threefry), to compare; tensorflow: the hash under XLA (--jit on), "
                         "else Keras' own")
-    p.add_argument("--attention", choices=("fused", "keras"), default="fused",
-                   help="jax: attention with key lengths (default, trainer.fast_layers; cuDNN "
-                        "on a GPU) or Keras' MultiHeadAttention path with a [B, L, L] mask")
+    p.add_argument("--attention", choices=("fused", "unblocked", "keras"), default="fused",
+                   help="jax: attention with key lengths (default, trainer.fast_layers: in "
+                        "blocks of rows on a CPU, cuDNN on a GPU), the same without the CPU's "
+                        "blocks (XLA's dot_product_attention; Keras' explicit path with dropout), "
+                        "or Keras' MultiHeadAttention path with a [B, L, L] mask")
     p.add_argument("--xla-flags", default="", metavar="FLAGS",
                    help="more XLA_FLAGS for this run, as --xla-flags='--a=x --b=y' (set before "
                         "JAX starts; XLA aborts on a flag its version does not know)")
@@ -246,17 +248,24 @@ def xla_flops_per_example(model, batch: dict) -> float:
     """XLA's cost analysis of value_and_grad(in-batch loss) w.r.t. the trainable weights, per
     example (jax backend, dropout off). XLA counts every op, elementwise ones included, so the
     matmul-only formula should come out a little below it (measured on CPU: base 0.993, tiny
-    0.966, bow 0.875 of it): a formula above it would inflate the MFU."""
+    0.966, bow 0.875 of it): a formula above it would inflate the MFU. Counted with the CPU's
+    blocked attention off (the same function): XLA counts the body of its loop over blocks once,
+    not once per block."""
     import jax
 
     trainable = [v.value for v in model.trainable_variables]
     other = [v.value for v in model.non_trainable_variables]
+    attention = sys.modules[type(model).__module__.rsplit(".", 1)[0] + ".fast_layers"].SelfAttention
 
     def loss(trainable, other, x):
         y_pred, _ = model.stateless_call(trainable, other, x, training=False)
         return model.compute_loss(y_pred=y_pred)
 
-    cost = jax.jit(jax.value_and_grad(loss)).lower(trainable, other, batch).compile()
+    blocked, attention.use_blocked = attention.use_blocked, False
+    try:
+        cost = jax.jit(jax.value_and_grad(loss)).lower(trainable, other, batch).compile()
+    finally:
+        attention.use_blocked = blocked
     cost = cost.cost_analysis()
     if isinstance(cost, (list, tuple)):  # older jax: one dict per computation
         cost = cost[0]
@@ -380,7 +389,8 @@ def run(args) -> dict:
         np.random.seed(args.seed)
     fast_layers = sys.modules[TwoTower.__module__.rsplit(".", 1)[0] + ".fast_layers"]
     fast_layers.Dropout.rng = args.dropout_rng
-    fast_layers.SelfAttention.use_fused = args.attention == "fused"
+    fast_layers.SelfAttention.use_fused = args.attention != "keras"
+    fast_layers.SelfAttention.use_blocked = args.attention == "fused"
     config = model_config(args, ModelConfig)
     lq, ld = config.max_query_len, config.max_doc_len
 

@@ -25,10 +25,12 @@ def test_attention_cpu_times_every_piece(tmp_path):
                           capture_output=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
-    expected = {f"jax {o} {p}" for o in ("default", "no-ynn") for p in ("attention", "feed-forward")}
+    expected = {f"jax {o} {p}" for o in ("default", "no-ynn")
+                for p in ("attention", "blocked attention", "feed-forward")}
     if reference:
         expected |= {"pytorch attention", "pytorch feed-forward", "pytorch attention dropout 0.1"}
         assert result["jax_attention_over_pytorch_time"] > 0
+        assert result["jax_blocked_attention_over_pytorch_time"] > 0
     assert set(result["pieces"]) == expected
     assert all(p["best_ms"] >= 0 and p["gflop_per_s"] > 0 for p in result["pieces"].values())
     assert set(result["attention_over_feed_forward"]) >= {"jax default", "jax no-ynn"}

@@ -24,31 +24,37 @@ def result(proc) -> dict:
     return result_json(proc.returncode, proc.stdout, proc.stderr)
 
 
-def test_fused_attention_equals_keras_masked_attention_on_padded_rows():
-    """benchmarks/fused_attention_check.py on CPU (XLA): the encoder's output at the real
-    positions and the gradients of every weight, fused path against Keras' masked
-    MultiHeadAttention, rows of lengths 1..L; float32, so to rounding (tol 1e-5)."""
+@pytest.mark.parametrize("path", ["blocked", "unblocked"])
+def test_fused_attention_equals_keras_masked_attention_on_padded_rows(path):
+    """benchmarks/fused_attention_check.py on CPU: the encoder's output at the real positions and
+    the gradients of every weight, the fast path (blocked_attention, or XLA's
+    dot_product_attention with key lengths) against Keras' masked MultiHeadAttention, rows of
+    lengths 1..L; float32, so to rounding (tol 1e-5)."""
     proc = run_jax("", "benchmarks/fused_attention_check.py", "--config", "tiny", "--batch", "6",
-                   "--length", "40")
+                   "--length", "40", *(["--unblocked"] if path == "unblocked" else []))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "finite True" in proc.stdout
+    assert "finite True" in proc.stdout and f"float32 {path} on cpu" in proc.stdout
 
 
 WRONG_LENGTHS = r'''
 import sys
 sys.path.insert(0, "benchmarks")
 import trainer.fast_layers as fast_layers
-fused = fast_layers.fused_attention
+fused, blocked = fast_layers.fused_attention, fast_layers.blocked_attention
 fast_layers.fused_attention = lambda q, k, v, lengths, scale: fused(q, k, v, lengths + 1, scale)
+fast_layers.blocked_attention = lambda q, k, v, lengths, *a: blocked(q, k, v, lengths + 1, *a)
 import fused_attention_check
-sys.exit(fused_attention_check.main(["--config", "tiny", "--batch", "6", "--length", "40"]))
+sys.exit(fused_attention_check.main(["--config", "tiny", "--batch", "6", "--length", "40",
+                                     *sys.argv[1:]]))
 '''
 
 
-def test_the_check_fails_when_the_lengths_are_off_by_one():
+@pytest.mark.parametrize("path", ["blocked", "unblocked"])
+def test_the_check_fails_when_the_lengths_are_off_by_one(path):
     """The oracle above can fail: one more key per row (a pad attended) exceeds its tolerance."""
-    proc = run_jax(WRONG_LENGTHS)
+    proc = run_jax(WRONG_LENGTHS, *(["--unblocked"] if path == "unblocked" else []))
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    assert f"float32 {path} on cpu" in proc.stdout
 
 
 DROPOUT = r"""
@@ -261,3 +267,102 @@ def test_the_layers_keep_keras_variables():
                                for v in layer.variables]
     assert described(drop) == described(keras_drop)
     assert [name for name, _, _ in described(drop)] == ["seed_generator_state"]
+
+
+BLOCKED = r"""
+import json, sys
+import numpy as np
+import jax
+import jax.numpy as jnp
+from trainer import fast_layers
+from trainer.fast_layers import SelfAttention, blocked_attention, block_rows
+
+if len(sys.argv) > 1 and sys.argv[1] == "offset-0":  # the control: every block draws block 0's bits
+    hash_bits = fast_layers.hash_bits
+    fast_layers.hash_bits = lambda seed, shape, offset=0: hash_bits(seed, shape)
+rng = np.random.default_rng(0)
+B, L, D, N = 6, 40, 32, 4
+x = jnp.asarray(rng.normal(size=(B, L, D)).astype("float32"))
+lengths = np.array([1, 7, 40, 23, 39, 2], "int32")
+mask = (np.arange(L)[None, None, :] < lengths[:, None, None]) & np.ones((1, L, 1), bool)
+
+
+def run(layer_weights, blocked, rate, first_only, rows=None):
+    '''The layer's output and the gradients of (output * probe).sum() w.r.t. x and every
+    weight, blocked_attention (`rows` per block) or the layer's other path.'''
+    SelfAttention.use_blocked = blocked
+    layer = SelfAttention(N, D // N, dropout=rate, seed=11)
+    layer(x, mask, lengths)
+    layer.set_weights(layer_weights or layer.get_weights())
+    if rows:
+        block_rows = fast_layers.block_rows
+        fast_layers.block_rows = lambda *a: rows
+    state = [v.value for v in layer.non_trainable_variables]
+    weights = [v.value for v in layer.trainable_variables]
+    probe = jnp.asarray(np.random.default_rng(1).normal(
+        size=(B, 1 if first_only else L, D)).astype("float32"))
+
+    def scalar(weights, x):
+        y, _ = layer.stateless_call(weights, state, x, mask, lengths, training=True,
+                                    first_only=first_only)
+        return (y * probe).sum(), y
+
+    (_, y), grads = jax.value_and_grad(scalar, argnums=(0, 1), has_aux=True)(weights, x)
+    if rows:
+        fast_layers.block_rows = block_rows
+    return layer.get_weights(), np.asarray(y), [np.asarray(g) for g in jax.tree_util.tree_leaves(grads)]
+
+
+def error(a, b):  # the largest difference, relative to the largest value (outputs; gradients)
+    outs = float(np.abs(a[1] - b[1]).max() / np.abs(b[1]).max())
+    grads = (max(float(np.abs(g - h).max()) for g, h in zip(a[2], b[2]))
+             / max(float(np.abs(h).max()) for h in b[2]))
+    return max(outs, grads)
+
+
+out = {"rows": [block_rows(32, 8, 288, 288), block_rows(32, 12, 288, 288),
+                block_rows(32, 8, 64, 64), block_rows(6, 4, 1, 40), block_rows(7, 8, 288, 288)]}
+for rate in (0.0, 0.3):
+    for first_only in (False, True):
+        weights, *reference = run(None, False, rate, first_only)
+        reference = [weights, *reference]
+        for rows in (1, 2, 6):
+            blocked = run(weights, True, rate, first_only, rows)
+            out[f"{rate} {first_only} {rows}"] = error(blocked, reference)
+# bfloat16 inputs: the softmax in float32, the products in bfloat16
+q, k, v = (jnp.asarray(rng.normal(size=(B, L, N, 8)).astype("float32")) for _ in range(3))
+full = blocked_attention(q, k, v, jnp.asarray(lengths), 0.35)
+half = blocked_attention(*(t.astype(jnp.bfloat16) for t in (q, k, v)), jnp.asarray(lengths), 0.35)
+out["bf16_dtype"] = str(half.dtype)
+out["bf16_error"] = float(jnp.abs(half.astype(jnp.float32) - full).max() / jnp.abs(full).max())
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_blocked_attention_equals_the_layers_other_path():
+    """`blocked_attention` (the CPU's path) against the layer's other JAX path (XLA's
+    dot_product_attention without dropout; Keras' explicit path with hashed dropout, whose
+    [B, N, L, L] masks the blocks draw a block at a time): outputs and the gradients of x and of
+    every weight, float32, rows of lengths 1..40, attention dropout 0 and 0.3, all positions and
+    position 0 alone, blocks of 1, 2 and 6 rows: equal to 2e-5 of the largest output and of the
+    largest gradient. Block sizes: 2 rows of
+    `small`'s and `base`'s documents at batch 32, the whole batch for queries of 64 tokens and
+    for position 0 alone, 1 for a prime batch. bfloat16 inputs give bfloat16 outputs within
+    bfloat16's rounding (2%)."""
+    r = result(run_jax(BLOCKED))
+    assert r["rows"] == [2, 2, 32, 6, 1]
+    for case in ("0.0 False", "0.0 True", "0.3 False", "0.3 True"):
+        for rows in (1, 2, 6):
+            assert r[f"{case} {rows}"] < 2e-5, (case, rows, r)
+    assert r["bf16_dtype"] == "bfloat16" and r["bf16_error"] < 2e-2
+
+
+def test_the_blocked_check_fails_when_blocks_repeat_the_first_blocks_masks():
+    """The oracle above can fail: with every block drawing the bits of block 0 (no offset), the
+    dropped outputs differ from the whole batch's masks (blocks of 1 and 2 rows), while one
+    block of all 6 rows and the runs without dropout still agree."""
+    r = result(run_jax(BLOCKED, "offset-0"))
+    for case in ("0.3 False", "0.3 True"):
+        assert r[f"{case} 1"] > 1e-2 and r[f"{case} 2"] > 1e-2, r
+        assert r[f"{case} 6"] < 2e-5, r
+    assert r["0.0 False 1"] < 2e-5 and r["0.0 True 2"] < 2e-5

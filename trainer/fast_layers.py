@@ -2,14 +2,18 @@
 weights, the same function.
 
 - `SelfAttention`: Keras' MultiHeadAttention on one right-padded sequence, told how many
-  tokens of each row are real (`key_lengths`, int32 [B]). Where the attention probabilities are
-  not dropped (attention_dropout 0, or inference), JAX runs `jax.nn.dot_product_attention` with
-  `key_value_seq_lengths`: cuDNN's fused (flash) attention with its padding mask on a GPU in
-  bfloat16/float16, XLA's elsewhere. No [B, L, L] mask is built or turned into a bias: on an
-  H200 that conversion (a compare and transpose per layer) and the bias read by cuDNN took about
-  a tenth of a `base` step (benchmarks/README.md, "Where the GPU time goes"). With dropout on the
-  probabilities, and on TensorFlow, Keras' own path with the boolean mask (its probabilities
-  dropped by `fast_dropout` wherever `Dropout` would be).
+  tokens of each row are real (`key_lengths`, int32 [B]). On a CPU, JAX runs `blocked_attention`:
+  a few batch rows at a time, the probabilities recomputed in the backward pass and never
+  written out whole, dropped (if at all) by the same hashed masks as Keras' path; a `small`
+  step 10-12% faster and 0.5 GB smaller than XLA's attention (benchmarks/README.md, "Attention
+  in blocks of rows"). On a GPU, where the probabilities are not dropped (attention_dropout 0,
+  or inference), `jax.nn.dot_product_attention` with `key_value_seq_lengths`: cuDNN's fused
+  (flash) attention with its padding mask in bfloat16/float16, XLA's otherwise. No [B, L, L]
+  mask is built or turned into a bias: on an H200 that conversion (a compare and transpose per
+  layer) and the bias read by cuDNN took about a tenth of a `base` step (benchmarks/README.md,
+  "Where the GPU time goes"). With dropout on the probabilities on a GPU, and on TensorFlow,
+  Keras' own path with the boolean mask (its probabilities dropped by `fast_dropout` wherever
+  `Dropout` would be).
 - `Dropout`: on JAX the keep mask is a keyed integer hash of each element's index (two rounds
   of MurmurHash3's 32-bit finalizer, keyed by the layer's seed), which XLA computes inside the
   fusion that applies the mask: no random bits are drawn or stored. Keras' `jax.random.bernoulli`
@@ -75,11 +79,13 @@ def _keyed_hash(index, seed0, seed1, xor, shr, u32):
     return fmix32(fmix32(xor(index, k0)) + k1)
 
 
-def hash_bits(seed, shape):
+def hash_bits(seed, shape, offset=0):
     """uint32[2] seed, shape (< 2^32 elements) -> uint32[shape] bits: element i (row-major
-    index) gets `_keyed_hash(i, seed)`, so that seeds one apart (a SeedGenerator's consecutive
-    draws) give unrelated masks. Elementwise integer ops only: XLA fuses them into the op that
-    uses the bits."""
+    index) gets `_keyed_hash(i + offset, seed)`, so that seeds one apart (a SeedGenerator's
+    consecutive draws) give unrelated masks. `offset` (a uint32 scalar, may be traced): the bits
+    of a block of consecutive elements of a larger array (`blocked_attention` draws its masks a
+    block at a time, the same bits as the whole array's). Elementwise integer ops only: XLA
+    fuses them into the op that uses the bits."""
     import operator
 
     import jax
@@ -88,6 +94,8 @@ def hash_bits(seed, shape):
     index = jnp.zeros(shape, jnp.uint32)
     for axis, size in enumerate(shape):
         index = index * jnp.uint32(size) + jax.lax.broadcasted_iota(jnp.uint32, shape, axis)
+    if not (isinstance(offset, int) and offset == 0):
+        index = index + jnp.asarray(offset, jnp.uint32)
     return _keyed_hash(index, seed[0], seed[1], operator.xor, operator.rshift, jnp.uint32)
 
 
@@ -190,14 +198,149 @@ def fused_attention(query, key, value, key_lengths, scale: float):
                 raise
 
 
+# Elements of one block's scores ([rows, heads, Lq, Lk] float32: 8 MiB): what stays in this
+# kind of CPU's caches between the products and the softmax. Measured on a 2-core Xeon for
+# `small`'s [32, 8, 288, 288] (forward + backward): whole batch 266-279 ms, blocks of 1 row 234-253,
+# of 2 rows 195-207, of 4 rows 199-217 (benchmarks/README.md, "Attention in blocks of rows").
+BLOCK_ELEMENTS = 1 << 21
+
+
+def block_rows(batch: int, heads: int, query_len: int, key_len: int) -> int:
+    """The largest divisor of `batch` whose rows' scores fit BLOCK_ELEMENTS (at least 1)."""
+    most = max(1, BLOCK_ELEMENTS // max(1, heads * query_len * key_len))
+    return max(d for d in range(1, min(batch, most) + 1) if batch % d == 0)
+
+
+def blocked_attention(query, key, value, key_lengths, scale: float, rate: float = 0.0,
+                      seed=None, rows: int | None = None):
+    """query [B, Lq, N, H], key/value [B, Lk, N, H], key_lengths int32 [B] (>= 1), scale, rate
+    of attention dropout, seed uint32[2] (with rate > 0) -> [B, Lq, N, H] (JAX): the softmax of
+    the scaled scores over the first key_lengths[b] keys of row b, its probabilities dropped
+    where `hash_bits(seed, [B, N, Lq, Lk])` < rate * 2^32 (the masks `fast_dropout` gives Keras'
+    probabilities under the same seed), times the values.
+
+    Computed `rows` batch rows at a time (default `block_rows`), and differentiated by a custom
+    backward pass that recomputes each block's probabilities from its row maxima and sums
+    (flash attention's schedule, Dao et al. 2022, blocked by batch rows rather than by tiles):
+    no [B, N, Lq, Lk] array is ever written to memory, forward or backward, where XLA's
+    attention on a CPU writes and reads several (the scores, the probabilities, the mask, their
+    gradients). The scores and the softmax are float32 whatever the inputs' dtype."""
+    import jax.numpy as jnp
+
+    batch, query_len, heads, _ = query.shape
+    key_len = key.shape[1]
+    rows = rows or block_rows(batch, heads, query_len, key_len)
+    if batch % rows:
+        raise ValueError(f"blocked_attention: {rows} rows per block do not divide batch {batch}")
+    if seed is None:
+        seed = jnp.zeros((2,), jnp.uint32)
+    return _blocked(float(scale), float(rate), int(rows), query, key, value,
+                    key_lengths.astype(jnp.int32), jnp.asarray(seed).astype(jnp.uint32))
+
+
+def _blocked_impl():
+    """The custom-VJP function behind `blocked_attention`, made on first use (JAX is imported
+    only on the JAX backend)."""
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
+    def split(x, rows):  # [B, ...] -> [B / rows, rows, ...]
+        return x.reshape(x.shape[0] // rows, rows, *x.shape[1:])
+
+    def scores(scale, q, k, lengths):  # -> float32 [rows, N, Lq, Lk], -inf past each row's keys
+        s = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32) * scale
+        real = jax.lax.broadcasted_iota(jnp.int32, s.shape, 3) < lengths[:, None, None, None]
+        return jnp.where(real, s, -jnp.inf)
+
+    def keep_mask(rate, seed, block, shape):  # the block's part of the whole batch's masks
+        size = 1
+        for n in shape:
+            size *= n
+        offset = block.astype(jnp.uint32) * jnp.uint32(size)
+        threshold = jnp.uint32(min(round(rate * 2 ** 32), 2 ** 32 - 1))
+        return hash_bits(seed, shape, offset) >= threshold
+
+    def forward(scale, rate, rows, q, k, v, lengths, seed):
+        def one(args):
+            block, qb, kb, vb, lb = args
+            s = scores(scale, qb, kb, lb)
+            top = jnp.max(s, axis=-1, keepdims=True)
+            p = jnp.exp(s - top)
+            total = jnp.sum(p, axis=-1, keepdims=True)
+            norm = total
+            if rate > 0.0:  # kept probabilities scaled by 1 / (1 - rate), as Dropout does
+                p = jnp.where(keep_mask(rate, seed, block, p.shape), p, 0.0)
+                norm = total * (1.0 - rate)
+            out = jnp.einsum("bhqk,bkhd->bqhd", p.astype(vb.dtype), vb,
+                             preferred_element_type=jnp.float32)
+            out = out / jnp.swapaxes(norm, 1, 2)  # [rows, Lq, N, 1]
+            return out.astype(qb.dtype), (top + jnp.log(total))[..., 0]
+        blocks = jnp.arange(q.shape[0] // rows)
+        out, lse = jax.lax.map(one, (blocks, split(q, rows), split(k, rows), split(v, rows),
+                                     split(lengths, rows)))
+        return out.reshape(q.shape), lse  # lse: [B / rows, rows, N, Lq], log of each row's sum
+
+    @functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2))
+    def attention(scale, rate, rows, q, k, v, lengths, seed):
+        return forward(scale, rate, rows, q, k, v, lengths, seed)[0]
+
+    def attention_fwd(scale, rate, rows, q, k, v, lengths, seed):
+        out, lse = forward(scale, rate, rows, q, k, v, lengths, seed)
+        return out, (q, k, v, lengths, seed, out, lse)
+
+    def attention_bwd(scale, rate, rows, residuals, d_out):
+        q, k, v, lengths, seed, out, lse = residuals
+
+        def one(args):
+            block, qb, kb, vb, lb, ob, lseb, dob = args
+            p = jnp.exp(scores(scale, qb, kb, lb) - lseb[..., None])  # probabilities
+            dob32 = dob.astype(jnp.float32)
+            d_dropped = jnp.einsum("bqhd,bkhd->bhqk", dob, vb, preferred_element_type=jnp.float32)
+            if rate > 0.0:
+                keep = keep_mask(rate, seed, block, p.shape)
+                dropped = jnp.where(keep, p * (1.0 / (1.0 - rate)), 0.0)
+                d_p = jnp.where(keep, d_dropped * (1.0 / (1.0 - rate)), 0.0)
+            else:
+                dropped, d_p = p, d_dropped
+            dv = jnp.einsum("bhqk,bqhd->bkhd", dropped.astype(dob.dtype), dob,
+                            preferred_element_type=jnp.float32)
+            # sum_k p * d_p = sum_d out * d_out (out = dropped @ v): the softmax's correction
+            delta = jnp.einsum("bqhd,bqhd->bhq", ob.astype(jnp.float32), dob32)
+            d_s = (p * (d_p - delta[..., None]) * scale).astype(qb.dtype)
+            dq = jnp.einsum("bhqk,bkhd->bqhd", d_s, kb, preferred_element_type=jnp.float32)
+            dk = jnp.einsum("bhqk,bqhd->bkhd", d_s, qb, preferred_element_type=jnp.float32)
+            return dq.astype(qb.dtype), dk.astype(kb.dtype), dv.astype(vb.dtype)
+
+        blocks = jnp.arange(q.shape[0] // rows)
+        dq, dk, dv = jax.lax.map(one, (blocks, split(q, rows), split(k, rows), split(v, rows),
+                                       split(lengths, rows), split(out, rows), lse,
+                                       split(d_out, rows)))
+        return dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape), None, None
+
+    attention.defvjp(attention_fwd, attention_bwd)
+    return attention
+
+
+_BLOCKED = []
+
+
+def _blocked(*args):
+    if not _BLOCKED:
+        _BLOCKED.append(_blocked_impl())
+    return _BLOCKED[0](*args)
+
+
 @keras.saving.register_keras_serializable("wikipairs")
 class SelfAttention(layers.MultiHeadAttention):
     """Multi-head self-attention: x [B, L, D], attention_mask bool [B, L, L], key_lengths int32
     [B] (real tokens per right-padded row, >= 1) -> [B, L, D] ([B, 1, D] with first_only).
-    `use_fused` (class attribute) switches the JAX fast path off, e.g. to compare it with
-    Keras' path."""
+    `use_fused` (class attribute) switches the JAX fast paths off, e.g. to compare them with
+    Keras' path; `use_blocked` the CPU's (`blocked_attention`) alone."""
 
     use_fused = True
+    use_blocked = True  # on a CPU, within use_fused: blocked_attention
 
     def build(self, x_shape, attention_mask_shape=None, key_lengths_shape=None):
         super().build(x_shape, x_shape)
@@ -215,13 +358,30 @@ class SelfAttention(layers.MultiHeadAttention):
         key, value = self._key_dense(x), self._value_dense(x)
         dropping = bool(training) and self._dropout > 0.0
         on_jax = keras.backend.backend() == "jax"
-        if on_jax and self.use_fused and key_lengths is not None and not dropping:
+        if on_jax and self.use_fused and key_lengths is not None and self._blocks(query, key,
+                                                                                   dropping):
+            seed = self._dropout_layer.seed_generator.next() if dropping else None
+            out = blocked_attention(query, key, value, key_lengths, self._scale(),
+                                    self._dropout if dropping else 0.0, seed)
+        elif on_jax and self.use_fused and key_lengths is not None and not dropping:
             out = fused_attention(query, key, value, key_lengths, self._scale())
         elif dropping and fast_dropout_applies(Dropout.rng):
             out = self._dropped_attention(query, key, value, attention_mask)
         else:
             out, _ = self._compute_attention(query, key, value, attention_mask, training)
         return self._output_dense(out)
+
+    def _blocks(self, query, key, dropping: bool) -> bool:
+        """Whether `blocked_attention` runs: on a CPU (on a GPU the fused kernels do better),
+        with static shapes, hashed dropout masks if any, and fewer than 2^32 probabilities."""
+        import jax
+
+        if not self.use_blocked or jax.default_backend() != "cpu":
+            return False
+        if dropping and Dropout.rng != "hash":
+            return False
+        shape = (query.shape[0], self._num_heads, query.shape[1], key.shape[1])
+        return all(isinstance(n, int) for n in shape) and math.prod(shape) < 2 ** 32
 
     def _scale(self) -> float:
         return 1.0 / math.sqrt(float(self._key_dim))  # as Keras scales the queries

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 
 import keras
@@ -234,15 +235,14 @@ def blocked_attention(query, key, value, key_lengths, scale: float, rate: float 
         raise ValueError(f"blocked_attention: {rows} rows per block do not divide batch {batch}")
     if seed is None:
         seed = jnp.zeros((2,), jnp.uint32)
-    return _blocked(float(scale), float(rate), int(rows), query, key, value,
-                    key_lengths.astype(jnp.int32), jnp.asarray(seed).astype(jnp.uint32))
+    return _blocked_impl()(float(scale), float(rate), int(rows), query, key, value,
+                           key_lengths.astype(jnp.int32), jnp.asarray(seed).astype(jnp.uint32))
 
 
+@functools.cache
 def _blocked_impl():
     """The custom-VJP function behind `blocked_attention`, made on first use (JAX is imported
     only on the JAX backend)."""
-    import functools
-
     import jax
     import jax.numpy as jnp
 
@@ -323,14 +323,6 @@ def _blocked_impl():
     return attention
 
 
-_BLOCKED = []
-
-
-def _blocked(*args):
-    if not _BLOCKED:
-        _BLOCKED.append(_blocked_impl())
-    return _BLOCKED[0](*args)
-
 
 @keras.saving.register_keras_serializable("wikipairs")
 class SelfAttention(layers.MultiHeadAttention):
@@ -372,8 +364,9 @@ class SelfAttention(layers.MultiHeadAttention):
         return self._output_dense(out)
 
     def _blocks(self, query, key, dropping: bool) -> bool:
-        """Whether `blocked_attention` runs: on a CPU (on a GPU the fused kernels do better),
-        with static shapes, hashed dropout masks if any, and fewer than 2^32 probabilities."""
+        """Whether `blocked_attention` runs: on a CPU (the only device it was measured on; a GPU
+        keeps cuDNN's fused kernel), with static shapes, hashed dropout masks if any, and fewer
+        than 2^32 probabilities."""
         import jax
 
         if not self.use_blocked or jax.default_backend() != "cpu":

@@ -138,11 +138,16 @@ def parse_args(argv=None):
                         "trainer.fast_layers), XLA's Philox bits, or Keras' own jax.random "
                         "(threefry), to compare; tensorflow: the hash under XLA (--jit on), "
                         "else Keras' own")
-    p.add_argument("--attention", choices=("fused", "unblocked", "keras"), default="fused",
+    p.add_argument("--attention", choices=("fused", "unblocked", "blocked", "keras"),
+                   default="fused",
                    help="jax: attention with key lengths (default, trainer.fast_layers: in "
                         "blocks of rows on a CPU, cuDNN on a GPU), the same without the CPU's "
                         "blocks (XLA's dot_product_attention; Keras' explicit path with dropout), "
+                        "in blocks of rows on any device (to measure them on a GPU), "
                         "or Keras' MultiHeadAttention path with a [B, L, L] mask")
+    p.add_argument("--block-elements", type=int, default=0, metavar="N",
+                   help="jax: scores per block of the blocked attention (default "
+                        "trainer.fast_layers.BLOCK_ELEMENTS, 2^21, sized for a CPU's caches)")
     p.add_argument("--xla-flags", default="", metavar="FLAGS",
                    help="more XLA_FLAGS for this run, as --xla-flags='--a=x --b=y' (set before "
                         "JAX starts; XLA aborts on a flag its version does not know)")
@@ -390,7 +395,10 @@ def run(args) -> dict:
     fast_layers = sys.modules[TwoTower.__module__.rsplit(".", 1)[0] + ".fast_layers"]
     fast_layers.Dropout.rng = args.dropout_rng
     fast_layers.SelfAttention.use_fused = args.attention != "keras"
-    fast_layers.SelfAttention.use_blocked = args.attention == "fused"
+    fast_layers.SelfAttention.use_blocked = {"fused": True, "blocked": "always"}.get(
+        args.attention, False)
+    if args.block_elements > 0:
+        fast_layers.BLOCK_ELEMENTS = args.block_elements
     config = model_config(args, ModelConfig)
     lq, ld = config.max_query_len, config.max_doc_len
 
@@ -449,6 +457,7 @@ def run(args) -> dict:
         "dropout_rng": (args.dropout_rng if backend == "jax" else "hash"
                         if model.jit_compile and args.dropout_rng == "hash" else "keras"),
         "attention": args.attention if backend == "jax" else "keras", "profile": profile,
+        "block_elements": fast_layers.BLOCK_ELEMENTS if backend == "jax" else None,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "trainer": trainer_file, "python": platform.python_version(),
     }

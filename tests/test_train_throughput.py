@@ -92,3 +92,17 @@ def test_benchmark_bad_options_say_why(args, message):
     result = _bench("--config", "bow", "--backend", "jax", *args, timeout=120)
     assert result.returncode != 0
     assert message in result.stderr, result.stderr[-2000:]
+
+
+def test_blocked_attention_anywhere_runs_with_its_block_size():
+    """`--attention blocked` (the blocks on any device, for a GPU measurement) with tiny blocks
+    (`--block-elements 512`: one of the 8 rows per block of the 16-token documents) trains, and
+    the JSON names the path and the block size (the blocks' function against the other path:
+    tests/test_fast_layers.py)."""
+    result = _bench("--config", "tiny", "--backend", "jax", "--batch", "8", "--steps", "2",
+                    "--warmup", "1", "--query-len", "8", "--doc-len", "16", "--attention",
+                    "blocked", "--block-elements", "512", "--json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    r = json.loads(result.stdout.strip().splitlines()[-1])
+    assert r["attention"] == "blocked" and r["block_elements"] == 512
+    assert 0 < r["final_loss"] < 10 and r["examples_per_s"] > 0

@@ -332,7 +332,7 @@ class SelfAttention(layers.MultiHeadAttention):
     Keras' path; `use_blocked` the CPU's (`blocked_attention`) alone."""
 
     use_fused = True
-    use_blocked = True  # on a CPU, within use_fused: blocked_attention
+    use_blocked = True  # within use_fused: blocked_attention on a CPU ("always": on any device)
 
     def build(self, x_shape, attention_mask_shape=None, key_lengths_shape=None):
         super().build(x_shape, x_shape)
@@ -365,11 +365,13 @@ class SelfAttention(layers.MultiHeadAttention):
 
     def _blocks(self, query, key, dropping: bool) -> bool:
         """Whether `blocked_attention` runs: on a CPU (the only device it was measured on; a GPU
-        keeps cuDNN's fused kernel), with static shapes, hashed dropout masks if any, and fewer
-        than 2^32 probabilities."""
+        keeps cuDNN's fused kernel, unless use_blocked is "always", to measure it there), with
+        static shapes, hashed dropout masks if any, and fewer than 2^32 probabilities."""
         import jax
 
-        if not self.use_blocked or jax.default_backend() != "cpu":
+        if not self.use_blocked:
+            return False
+        if self.use_blocked != "always" and jax.default_backend() != "cpu":
             return False
         if dropping and Dropout.rng != "hash":
             return False

@@ -10,8 +10,10 @@ This module holds:
 * `frame_record(data)` / `frame_records(records)`: TFRecord framing, i.e. uint64-LE length,
   masked crc32c(length), data, masked crc32c(data); `crc32c` / `masked_crc32c` (google-crc32c).
 * `TFRecordWriter(fileobj, compression="gzip"|None)`: writes framed records to an open binary
-  file; gzip through ISA-L (python-isal), with mtime 0 and no file name, so the same records
-  give the same bytes on every machine.
+  file; gzip through zlib (CPython's gzip), with mtime 0 and no file name, so the same records
+  give the same bytes (zlib's deflate is a function of its input, level and write sizes; ISA-L's,
+  faster, is not: one build here gave a shard whose records were identical and whose gzip bytes
+  differed, intel/isa-l issue 140).
 * `read_tfrecords(path_or_fileobj, compression="auto")`: yields record payloads, checking both
   CRCs; gzip is recognised by its magic bytes.
 """
@@ -23,8 +25,9 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO
 
+import gzip
+
 import google_crc32c  # C implementation where its wheels have one; else its (slower) Python one
-from isal import igzip  # ISA-L's gzip: the shards' compression at ~4x zlib's speed
 
 from .. import fileio
 
@@ -189,11 +192,13 @@ def frame_records(records: Iterable[bytes]) -> bytes:
 
 
 def _gzip_writer(fileobj: BinaryIO, compresslevel: int):
-    """A deterministic gzip stream (mtime 0, no file name) into `fileobj`: ISA-L's deflate
-    (about 4x zlib's speed at level 1, compressing a little better; its levels are 0-3, so
-    zlib's 4-9 become 3)."""
-    return igzip.GzipFile(filename="", mode="wb", fileobj=fileobj, mtime=0,
-                          compresslevel=min(compresslevel, 3))
+    """A deterministic gzip stream (mtime 0, no file name) into `fileobj`: zlib's deflate, whose
+    output depends only on the bytes, the level and the sizes of the writes (all fixed here).
+    Not ISA-L's, although 5.6x faster at level 1 here (759 against 136 MB/s): its output for the same input varied
+    (seen once in a test build under load: same records, same length, other bytes), and ISA-L
+    does not promise deterministic output (intel/isa-l issue 140)."""
+    return gzip.GzipFile(filename="", mode="wb", fileobj=fileobj, mtime=0,
+                         compresslevel=compresslevel)
 
 
 class TFRecordWriter:

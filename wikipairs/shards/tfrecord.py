@@ -194,9 +194,9 @@ def frame_records(records: Iterable[bytes]) -> bytes:
 def _gzip_writer(fileobj: BinaryIO, compresslevel: int):
     """A deterministic gzip stream (mtime 0, no file name) into `fileobj`: zlib's deflate, whose
     output depends only on the bytes, the level and the sizes of the writes (all fixed here).
-    Not ISA-L's, although 5.6x faster at level 1 here (759 against 136 MB/s): its output for the same input varied
-    (seen once in a test build under load: same records, same length, other bytes), and ISA-L
-    does not promise deterministic output (intel/isa-l issue 140)."""
+    Not ISA-L's, although 5.6x faster at level 1 here (759 against 136 MB/s): its output for
+    the same input varied (seen once in a test build under load: same records, same length,
+    other bytes), and ISA-L does not promise deterministic output (intel/isa-l issue 140)."""
     return gzip.GzipFile(filename="", mode="wb", fileobj=fileobj, mtime=0,
                          compresslevel=compresslevel)
 

@@ -20,12 +20,11 @@ This module holds:
 from __future__ import annotations
 
 import functools
+import gzip
 import struct
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO
-
-import gzip
 
 import google_crc32c  # C implementation where its wheels have one; else its (slower) Python one
 

@@ -55,12 +55,17 @@ def fast_dropout(inputs, rate: float, seed_generator, rng: str = "hash"):
 
     seed = jnp.asarray(seed_generator.next()).astype(jnp.uint32)  # [2], as Keras' dropout draws
     if rng == "hash" and math.prod(inputs.shape) < 2 ** 32:
-        keep = hash_bits(seed, inputs.shape) >= jnp.uint32(min(round(rate * 2 ** 32), 2 ** 32 - 1))
+        keep = hash_bits(seed, inputs.shape) >= jnp.uint32(hash_threshold(rate))
     else:
         key = jnp.concatenate([seed, seed ^ jnp.uint32(0x9E3779B9)])  # Philox takes uint32[4]
         keep = uint16_bits(key, inputs.shape) >= jnp.uint16(min(round(rate * 65536), 65535))
     return jax.lax.select(keep, inputs / jnp.asarray(1.0 - rate, inputs.dtype),
                           jnp.zeros_like(inputs))
+
+
+def hash_threshold(rate: float) -> int:
+    """The uint32 below which a hashed element is dropped: rate * 2^32, kept within uint32."""
+    return min(round(rate * 2 ** 32), 2 ** 32 - 1)
 
 
 def _keyed_hash(index, seed0, seed1, xor, shr, u32):
@@ -148,7 +153,7 @@ def _tf_hash_dropout(inputs, rate: float, seed_generator):
     if static.is_fully_defined() and static.num_elements() >= 2 ** 32:  # the index would wrap
         return keras.random.dropout(inputs, rate, seed=seed_generator)
     seed = tf.cast(seed_generator.next(), tf.uint32)  # Keras' int32 state, bits kept
-    threshold = tf.constant(min(round(rate * 2 ** 32), 2 ** 32 - 1), tf.uint32)
+    threshold = tf.constant(hash_threshold(rate), tf.uint32)
     keep = tf_hash_bits(seed, tf.shape(inputs)) >= threshold
     return tf.where(keep, inputs / tf.cast(1.0 - rate, inputs.dtype), tf.zeros_like(inputs))
 
@@ -255,11 +260,8 @@ def _blocked_impl():
         return jnp.where(real, s, -jnp.inf)
 
     def keep_mask(rate, seed, block, shape):  # the block's part of the whole batch's masks
-        size = 1
-        for n in shape:
-            size *= n
-        offset = block.astype(jnp.uint32) * jnp.uint32(size)
-        threshold = jnp.uint32(min(round(rate * 2 ** 32), 2 ** 32 - 1))
+        offset = block.astype(jnp.uint32) * jnp.uint32(math.prod(shape))
+        threshold = jnp.uint32(hash_threshold(rate))
         return hash_bits(seed, shape, offset) >= threshold
 
     def forward(scale, rate, rows, q, k, v, lengths, seed):
@@ -349,13 +351,12 @@ class SelfAttention(layers.MultiHeadAttention):
         query = self._query_dense(x[:, :1, :] if first_only else x)
         key, value = self._key_dense(x), self._value_dense(x)
         dropping = bool(training) and self._dropout > 0.0
-        on_jax = keras.backend.backend() == "jax"
-        if on_jax and self.use_fused and key_lengths is not None and self._blocks(query, key,
-                                                                                   dropping):
+        fast = keras.backend.backend() == "jax" and self.use_fused and key_lengths is not None
+        if fast and self._blocks(query, key, dropping):
             seed = self._dropout_layer.seed_generator.next() if dropping else None
             out = blocked_attention(query, key, value, key_lengths, self._scale(),
                                     self._dropout if dropping else 0.0, seed)
-        elif on_jax and self.use_fused and key_lengths is not None and not dropping:
+        elif fast and not dropping:
             out = fused_attention(query, key, value, key_lengths, self._scale())
         elif dropping and fast_dropout_applies(Dropout.rng):
             out = self._dropped_attention(query, key, value, attention_mask)

@@ -13,17 +13,22 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import nltk.data
-import pyarrow.parquet as pq
-import pytest
-
-from wikipairs.parse import ParseConfig, iter_articles
-from wikipairs.records import Article
-
+# Every test sees the shared punkt_tab models, whatever NLTK_DATA the caller has (`make test`
+# sets the same; a bare `pytest` without it failed the tests that parse in their own process).
+# Before nltk is imported: nltk.data.path is read from the environment then.
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-WIKI = SHARED_DATA / "wiki"
 NLTK_DATA = SHARED_DATA / "nltk_data"
+os.environ["NLTK_DATA"] = str(NLTK_DATA)
+
+import nltk.data  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+import pytest  # noqa: E402
+
+from wikipairs.parse import ParseConfig, iter_articles  # noqa: E402
+from wikipairs.records import Article  # noqa: E402
+
+WIKI = SHARED_DATA / "wiki"
 SAMPLE_DUMP = REPO / "wikipairs" / "data" / "sample.xml.bz2"  # bundled with the package
 
 

@@ -307,7 +307,8 @@ def run(layer_weights, blocked, rate, first_only, rows=None):
                                     first_only=first_only)
         return (y * probe).sum(), y
 
-    (_, y), grads = jax.value_and_grad(scalar, argnums=(0, 1), has_aux=True)(weights, x)
+    # jitted, as the trainer runs it (and one compile a run instead of one per primitive)
+    (_, y), grads = jax.jit(jax.value_and_grad(scalar, argnums=(0, 1), has_aux=True))(weights, x)
     if rows:
         fast_layers.block_rows = block_rows
     return layer.get_weights(), np.asarray(y), [np.asarray(g) for g in jax.tree_util.tree_leaves(grads)]

@@ -67,6 +67,8 @@ METHODS = {"No-SSL": None, "MLM": ("mlm", "ict,bfs,wlp", 0), "ICT": ("two-tower"
            # ablations: which of BFS and WLP costs ICT its paragraphs (not in the paper's table)
            "ICT+BFS": ("two-tower", "ict,bfs", 0), "ICT+WLP": ("two-tower", "ict,wlp", 0),
            "ICT+BFS+WLP+HN": ("two-tower", "ict,bfs,wlp", 3),
+           # ICT with its hard negatives alone: the baseline +HN must beat (not in the paper)
+           "ICT+HN": ("two-tower", "ict", 3),
            # the tasks in sequence, not mixed: BFS+WLP for --first-steps, then ICT alone for
            # --pretrain-steps from those weights (a curriculum; not the paper's mixing)
            "BFS+WLP>ICT": ("two-tower", "bfs,wlp>ict", 0)}

@@ -14,11 +14,12 @@ Steps (each a `wikipairs` command, so this is also an end-to-end run of the tool
    passage corpus, as the paper's Wikipedia holds them; with `--exclude-squad` the build gets
    `--exclude dev-v1.1.json` instead (the pages SQuAD comes from and every pair sharing a 13-token
    n-gram with it are dropped; issue 20), and the vocabulary is trained on the dumps alone.
-   A method with hard negatives (ICT+BFS+WLP+HN) reads a second build with `--hard-negatives 3`;
+   A method with hard negatives (ICT+HN, ICT+BFS+WLP+HN) reads a second build with
+   `--hard-negatives N` (--hard-negatives, default 3);
 2. `wikipairs reqa build` on SQuAD v1.1 dev and, per `--train-percents` P, `wikipairs reqa pairs
    --train-percent P` (fine-tuning pairs: P% of the questions; the rest are its test questions);
 3. per method: No-SSL (no pre-training: the fine-tuning alone, from random weights), MLM
-   (`--objective mlm`), ICT, ICT+BFS+WLP, ICT+BFS+WLP+HN (`train pretrain --hard-negatives 3`),
+   (`--objective mlm`), ICT, ICT+BFS+WLP, ICT+BFS+WLP+HN (`train pretrain --hard-negatives N`), ICT+HN (its baseline),
    and two ablations, ICT+BFS and ICT+WLP (which of the two costs ICT its paragraphs), and
    BFS+WLP>ICT (the tasks in sequence: BFS+WLP for --first-steps, then `train finetune --init`
    on ICT alone for --pretrain-steps).
@@ -61,17 +62,18 @@ SHARED = REPO.parent / "shared" / "data"
 SQUAD = SHARED / "squad" / "dev-v1.1.json"
 LEGACY_DUMPS = ["enwiki-sample-gensim.xml.bz2", "enwiki-minidump-dbpedia.xml.bz2",
                 "enwiki-table-markup.xml.bz2"]
-# name: (objective, tasks, hard negatives) or None (no pre-training)
-METHODS = {"No-SSL": None, "MLM": ("mlm", "ict,bfs,wlp", 0), "ICT": ("two-tower", "ict", 0),
-           "ICT+BFS+WLP": ("two-tower", "ict,bfs,wlp", 0),
+# name: (objective, tasks, with hard negatives: --hard-negatives of them) or None (no pre-training)
+METHODS = {"No-SSL": None, "MLM": ("mlm", "ict,bfs,wlp", False),
+           "ICT": ("two-tower", "ict", False),
+           "ICT+BFS+WLP": ("two-tower", "ict,bfs,wlp", False),
            # ablations: which of BFS and WLP costs ICT its paragraphs (not in the paper's table)
-           "ICT+BFS": ("two-tower", "ict,bfs", 0), "ICT+WLP": ("two-tower", "ict,wlp", 0),
-           "ICT+BFS+WLP+HN": ("two-tower", "ict,bfs,wlp", 3),
+           "ICT+BFS": ("two-tower", "ict,bfs", False), "ICT+WLP": ("two-tower", "ict,wlp", False),
+           "ICT+BFS+WLP+HN": ("two-tower", "ict,bfs,wlp", True),
            # ICT with its hard negatives alone: the baseline +HN must beat (not in the paper)
-           "ICT+HN": ("two-tower", "ict", 3),
+           "ICT+HN": ("two-tower", "ict", True),
            # the tasks in sequence, not mixed: BFS+WLP for --first-steps, then ICT alone for
            # --pretrain-steps from those weights (a curriculum; not the paper's mixing)
-           "BFS+WLP>ICT": ("two-tower", "bfs,wlp>ict", 0)}
+           "BFS+WLP>ICT": ("two-tower", "bfs,wlp>ict", False)}
 KEYS = ("R@1", "R@10", "R@100")
 
 
@@ -231,7 +233,7 @@ def main() -> None:
         times["vocab"] = wikipairs("vocab", *inputs, "-o", work / "spm.model", "--vocab-size",
                                    args.vocab_size, log=log)
     builds = {0: work / "pairs"}
-    if any(METHODS[m] and METHODS[m][2] for m in methods):
+    if args.hard_negatives and any(METHODS[m] and METHODS[m][2] for m in methods):
         builds[args.hard_negatives] = work / f"pairs-hn{args.hard_negatives}"
     for hn, out in builds.items():
         if not (out / "manifest.json").exists():
@@ -285,7 +287,8 @@ def main() -> None:
             label = labelled(name, ptag)
             pre = None
             if method is not None:
-                objective, tasks, hn = method
+                objective, tasks, with_hn = method
+                hn = args.hard_negatives if with_hn else 0  # the key of `builds`
                 pre = work / f"pre-{s}{ptag}"
                 seeded_pre = ["--seed", args.pretrain_seed] if args.pretrain_seed else []
                 first = None

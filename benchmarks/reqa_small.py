@@ -19,7 +19,8 @@ Steps (each a `wikipairs` command, so this is also an end-to-end run of the tool
 2. `wikipairs reqa build` on SQuAD v1.1 dev and, per `--train-percents` P, `wikipairs reqa pairs
    --train-percent P` (fine-tuning pairs: P% of the questions; the rest are its test questions);
 3. per method: No-SSL (no pre-training: the fine-tuning alone, from random weights), MLM
-   (`--objective mlm`), ICT, ICT+BFS+WLP, ICT+BFS+WLP+HN (`train pretrain --hard-negatives N`), ICT+HN (its baseline),
+   (`--objective mlm`), ICT, ICT+BFS+WLP, ICT+BFS+WLP+HN (`train pretrain --hard-negatives N`),
+   ICT+HN (its baseline),
    and two ablations, ICT+BFS and ICT+WLP (which of the two costs ICT its paragraphs), and
    BFS+WLP>ICT (the tasks in sequence: BFS+WLP for --first-steps, then `train finetune --init`
    on ICT alone for --pretrain-steps).

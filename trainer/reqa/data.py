@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from wikipairs import fileio
 from wikipairs.errors import WikipairsError
 from wikipairs.pairs.sampling import sample, stable_id
-from wikipairs.shards.output import sha256_file
+from wikipairs.shards.output import sha256_file, write_parquet
 
 CANDIDATES_FILE = "candidates.parquet"
 QUESTIONS_FILE = "questions.parquet"
@@ -341,10 +342,7 @@ def write_reqa(data: ReqaData, output: str, source_path: str | None = None) -> d
         os.remove(manifest_path)
     for name, columns, schema in ((CANDIDATES_FILE, data.candidates, CANDIDATE_SCHEMA),
                                   (QUESTIONS_FILE, data.questions, QUESTION_SCHEMA)):
-        path = os.path.join(output, name)
-        pq.write_table(pa.Table.from_pydict(columns, schema=schema), path + ".tmp",
-                       compression="zstd")
-        os.replace(path + ".tmp", path)
+        write_parquet(os.path.join(output, name), pa.Table.from_pydict(columns, schema=schema))
     manifest = dict(data.manifest)
     manifest["counts"] = data.counts()
     manifest["files"] = {name: {"rows": rows, "bytes": os.path.getsize(os.path.join(output, name))}
@@ -352,9 +350,7 @@ def write_reqa(data: ReqaData, output: str, source_path: str | None = None) -> d
                                             (QUESTIONS_FILE, data.num_questions))}
     if source_path and os.path.isfile(source_path):
         manifest["source_sha256"] = sha256_file(source_path)
-    with open(manifest_path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2, sort_keys=True)
-    os.replace(manifest_path + ".tmp", manifest_path)
+    fileio.write_atomic(manifest_path, json.dumps(manifest, indent=2, sort_keys=True).encode())
     data.manifest = manifest
     return manifest
 
@@ -460,7 +456,6 @@ def write_finetune_pairs(data: ReqaData, output: str, vocab: str, train_percent:
     OUTPUT/tfrecord/reqa/part-00000-of-00001.tfrecord.gz (what `wikipairs train finetune --data
     OUTPUT` reads) and the validation part likewise under OUTPUT/valid/; OUTPUT/split.json
     records the split. Returns that record."""
-    from wikipairs import fileio
     from wikipairs.shards.pair_shards import write_shard
     from wikipairs.pairs.vocab import Tokenizer
 

@@ -69,8 +69,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from wikipairs.errors import WikipairsError
-from wikipairs.pairs.heldout import BUCKETS, eval_threshold, page_buckets
-from wikipairs.pairs.heldout import _A as _PAGE_A, _C as _PAGE_C, _P as _PAGE_P
+from wikipairs.pairs.heldout import (BUCKET_INCREMENT, BUCKET_MODULUS, BUCKET_MULTIPLIER, BUCKETS,
+                                     eval_threshold, page_buckets)
 from wikipairs.shards.layout import SUFFIXES, find_task_shards
 from wikipairs.readahead import prefetched
 
@@ -661,8 +661,9 @@ def tf_page_bucket(page_id):
     """`wikipairs.pairs.heldout.page_bucket` in TensorFlow ops (int64, exact)."""
     import tensorflow as tf
 
-    p = tf.constant(_PAGE_P, tf.int64)
-    h = tf.math.floormod(tf.math.floormod(tf.cast(page_id, tf.int64), p) * _PAGE_A + _PAGE_C, p)
+    m = tf.constant(BUCKET_MODULUS, tf.int64)
+    h = tf.math.floormod(
+        tf.math.floormod(tf.cast(page_id, tf.int64), m) * BUCKET_MULTIPLIER + BUCKET_INCREMENT, m)
     return tf.math.floormod(h, BUCKETS)
 
 

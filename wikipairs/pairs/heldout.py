@@ -18,21 +18,23 @@ import numpy as np
 SPLITS = ("train", "eval")
 EVAL_PERCENT = 5.0
 BUCKETS = 10_000
-# page_bucket: ((page_id mod P) * A + C) mod P mod 10000; P = 2^31 - 1, so the product fits int64
-_P = 2_147_483_647
-_A = 48_271 * 16_807  # < 2^31
-_C = 1_013_904_223
+# page_bucket: ((page_id mod M) * A + C) mod M mod 10000; M = 2^31 - 1, so the product fits
+# int64. Public because the trainer computes the same bucket in TensorFlow ops.
+BUCKET_MODULUS = 2_147_483_647
+BUCKET_MULTIPLIER = 48_271 * 16_807  # < 2^31
+BUCKET_INCREMENT = 1_013_904_223
 
 
 def page_bucket(page_id: int) -> int:
     """A page's bucket in [0, 10000): a stable hash of its id (not Python's `hash`)."""
-    return ((int(page_id) % _P) * _A + _C) % _P % BUCKETS
+    h = (int(page_id) % BUCKET_MODULUS) * BUCKET_MULTIPLIER + BUCKET_INCREMENT
+    return h % BUCKET_MODULUS % BUCKETS
 
 
 def page_buckets(page_ids) -> np.ndarray:
     """`page_bucket` of an array of page ids (int64)."""
-    ids = np.asarray(page_ids, dtype=np.int64) % _P
-    return (ids * _A + _C) % _P % BUCKETS
+    ids = np.asarray(page_ids, dtype=np.int64) % BUCKET_MODULUS
+    return (ids * BUCKET_MULTIPLIER + BUCKET_INCREMENT) % BUCKET_MODULUS % BUCKETS
 
 
 def eval_threshold(eval_percent: float) -> int:
@@ -65,5 +67,6 @@ def query_key(text: str) -> int:
                           signed=True)
 
 
-__all__ = ["SPLITS", "EVAL_PERCENT", "BUCKETS", "page_bucket", "page_buckets", "eval_threshold",
+__all__ = ["SPLITS", "EVAL_PERCENT", "BUCKETS", "BUCKET_MODULUS", "BUCKET_MULTIPLIER",
+           "BUCKET_INCREMENT", "page_bucket", "page_buckets", "eval_threshold",
            "split_of", "query_key", "in_sorted"]

@@ -102,6 +102,14 @@ def export(model_dir: Path, out: Path) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def pretrain_batch_args(method, pretrain_batch: int | None, batch: int) -> tuple[str, list]:
+    """(name tag, extra `train pretrain` args) for a pre-training batch other than `batch`; the
+    args come after the common ones, so their --batch-size wins (click keeps the last)."""
+    if method is None or not pretrain_batch or pretrain_batch == batch:
+        return "", []
+    return f"-b{pretrain_batch}", ["--batch-size", pretrain_batch]
+
+
 def slug(name: str) -> str:
     return name.lower().replace("+", "-").replace(">", "-then-").replace(" ", "")
 
@@ -122,6 +130,9 @@ def main() -> None:
                     help="fine-tuning steps, comma-separated to sweep; P:V for the P%% split only "
                          "(5:100,80:400)")
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--pretrain-batch", type=int, default=None,
+                    help="pre-training batch size if not --batch's (in the names as -b<N>; "
+                         "fine-tuning keeps --batch)")
     ap.add_argument("--chunk-size", type=int, default=None,
                     help="GradCache chunk for pre-training (a batch larger than memory allows)")
     ap.add_argument("--model", default="tiny")
@@ -285,6 +296,8 @@ def main() -> None:
                 ptag += "-taskbatches"
             if method is not None and ">" in method[1]:
                 ptag += f"-f{args.first_steps}"
+            btag, pretrain_batch = pretrain_batch_args(method, args.pretrain_batch, args.batch)
+            ptag += btag
             label = labelled(name, ptag)
             pre = None
             if method is not None:
@@ -299,17 +312,17 @@ def main() -> None:
                     if not (first / "eval.json").exists():
                         wikipairs("train", "pretrain", "-d", builds[hn], "-o", first, "--model",
                                   args.model, *model_opts, "--tasks", tasks, "--steps",
-                                  args.first_steps, "--lr", plr, *common, *seeded_pre,
-                                  log=log)
+                                  args.first_steps, "--lr", plr, *common, *pretrain_batch,
+                                  *seeded_pre, log=log)
                 if first is not None and not (pre / "eval.json").exists():
                     wikipairs("train", "finetune", "-d", builds[hn], "-o", pre, "--init", first,
                               "--tasks", second, "--steps", steps, "--lr", plr,
-                              *common, *seeded_pre, log=log)
+                              *common, *pretrain_batch, *seeded_pre, log=log)
                 elif not (pre / "eval.json").exists():
                     wikipairs("train", "pretrain", "-d", builds[hn], "-o", pre, "--model",
                               args.model, *model_opts, "--objective", objective, "--tasks", tasks,
-                              "--steps", steps, "--lr", plr, *common, *seeded_pre,
-                              *(["--hard-negatives", hn] if hn else []),
+                              "--steps", steps, "--lr", plr, *common, *pretrain_batch,
+                              *seeded_pre, *(["--hard-negatives", hn] if hn else []),
                               *(["--task-weights", weights] if weights else []),
                               *(["--page-negatives"] if page_negatives else []),
                               *(["--task-batches"] if task_batches else []),

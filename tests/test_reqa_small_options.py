@@ -75,3 +75,12 @@ def test_sweep_grid_keeps_pretraining_learning_rates_apart(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert "ICT p600 lr3e-3" in lines[2] and "ICT p600 lr3e-4" in lines[2]
     assert lines[3].split() == ["400", "5e-4", "0", "80.0", "70.0", "80.0", "70.0"]
+
+
+def test_a_pretraining_batch_of_its_own_is_named_and_wins_over_the_common_one():
+    ict = reqa_small.METHODS["ICT"]
+    assert reqa_small.pretrain_batch_args(ict, 512, 128) == ("-b512", ["--batch-size", 512])
+    assert reqa_small.pretrain_batch_args(ict, 128, 128) == ("", [])  # the names of before
+    assert reqa_small.pretrain_batch_args(ict, None, 128) == ("", [])
+    assert reqa_small.pretrain_batch_args(None, 512, 128) == ("", [])  # No-SSL: no pre-training
+    assert reqa_small.labelled("ICT", "-b512") == "ICT [b512]"

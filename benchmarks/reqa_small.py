@@ -296,7 +296,7 @@ def main() -> None:
                 ptag += "-taskbatches"
             if method is not None and ">" in method[1]:
                 ptag += f"-f{args.first_steps}"
-            btag, pretrain_batch = pretrain_batch_args(method, args.pretrain_batch, args.batch)
+            btag, batch_args = pretrain_batch_args(method, args.pretrain_batch, args.batch)
             ptag += btag
             label = labelled(name, ptag)
             pre = None
@@ -312,16 +312,16 @@ def main() -> None:
                     if not (first / "eval.json").exists():
                         wikipairs("train", "pretrain", "-d", builds[hn], "-o", first, "--model",
                                   args.model, *model_opts, "--tasks", tasks, "--steps",
-                                  args.first_steps, "--lr", plr, *common, *pretrain_batch,
+                                  args.first_steps, "--lr", plr, *common, *batch_args,
                                   *seeded_pre, log=log)
                 if first is not None and not (pre / "eval.json").exists():
                     wikipairs("train", "finetune", "-d", builds[hn], "-o", pre, "--init", first,
                               "--tasks", second, "--steps", steps, "--lr", plr,
-                              *common, *pretrain_batch, *seeded_pre, log=log)
+                              *common, *batch_args, *seeded_pre, log=log)
                 elif not (pre / "eval.json").exists():
                     wikipairs("train", "pretrain", "-d", builds[hn], "-o", pre, "--model",
                               args.model, *model_opts, "--objective", objective, "--tasks", tasks,
-                              "--steps", steps, "--lr", plr, *common, *pretrain_batch,
+                              "--steps", steps, "--lr", plr, *common, *batch_args,
                               *seeded_pre, *(["--hard-negatives", hn] if hn else []),
                               *(["--task-weights", weights] if weights else []),
                               *(["--page-negatives"] if page_negatives else []),

@@ -30,7 +30,8 @@ Steps (each a `wikipairs` command, so this is also an end-to-end run of the tool
    questions (recall on the training split beside the test recall: over- or under-fitting);
 4. BM25 on the same test questions; prints the pre-training learning curves (train_log.jsonl,
    eval.json) and the table: method x (zero-shot, each split) with R@1, R@10, R@100 (protocol
-   "paper"); `--json` writes everything.
+   "paper"); `--json` writes everything. Each evaluation keeps its per-query ranks beside its
+   eval-*.json as ranks-*.parquet: `wikipairs reqa compare A B` tests any two runs' difference.
 Every step whose output is already in --work is skipped (a stopped run goes on where it was).
 
 Settings sweep (choose on the validation questions, `--eval-split valid`): `--pretrain-steps`,
@@ -266,7 +267,9 @@ def main() -> None:
     def evaluate(model: Path, p: float, split: str, out: Path) -> dict:
         if not out.exists():
             wikipairs("reqa", "eval", "--model", model, "--data", work / "reqa", "--split", split,
-                      "--train-percent", p, "--json", out, "-q", log=log)
+                      "--train-percent", p, "--json", out, "--ranks",
+                      out.with_name(out.name.replace("eval-", "ranks-", 1)).with_suffix(".parquet"),
+                      "-q", log=log)
         return json.loads(out.read_text())
 
     results: dict = {"zero-shot": {}, **{pct(p): {} for p in percents}}

@@ -8,10 +8,12 @@ Recall@k and MRR under two protocols, fine-tuning splits and pair shards.
   nq_to_squad.py does.
 - `metrics`: gold sets per protocol ("paper", "reqa"), exact ranks, Recall@k and MRR.
 - `bm25`: the bm25s baseline. `dense`: a SavedModel's query/response encoders, exact top-k.
-- `cli`: the `reqa` click group (`build`, `eval`, `pairs`).
+- `compare`: two models' per-query ranks of the same questions: paired bootstrap intervals of
+  the differences, McNemar and Wilcoxon tests (`reqa eval --ranks`, `reqa compare`).
+- `cli`: the `reqa` click group (`build`, `eval`, `compare`, `pairs`, `passages`).
 
 Installed as `wikipairs.trainer.reqa`; pure numpy/pyarrow except `dense` (TensorFlow, imported
-when used) and `bm25` (bm25s, imported when used).
+when used), `bm25` (bm25s, imported when used) and `compare` (scipy).
 """
 from .data import ReqaData, ReqaError, build_reqa, load_squad, read_reqa, split_questions, write_reqa
 from .metrics import PROTOCOLS, RECALL_KS, EvalSet, evaluate_scores

@@ -1,4 +1,4 @@
-"""`wikipairs reqa build|eval|pairs|passages`: the click group (wikipairs/cli.py adds it to
+"""`wikipairs reqa build|eval|compare|pairs|passages`: the click group (wikipairs/cli.py adds it to
 `main`).
 
 Errors are ReqaError (a WikipairsError): `main` prints them as one line and exits with status 2.
@@ -153,19 +153,23 @@ def _train_percent(split: str, train_percent: float | None) -> float:
               help="Questions scored at once against all candidates.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the results as JSON here.")
+@click.option("--ranks", "ranks_path", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE.parquet",
+              help="Also write every query's rank here, for `reqa compare` (paired tests).")
 @verbosity_options()
 def eval_command(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
-                 stopwords, analyzer, batch_size, chunk_size, json_path, quiet, verbose):
+                 stopwords, analyzer, batch_size, chunk_size, json_path, ranks_path, quiet,
+                 verbose):
     """Recall@1/5/10/50/100 and MRR under the "paper" and "reqa" protocols."""
     from wikipairs.trainer.native_logs import native_logs
 
     with native_logs(None, verbose):  # no run folder to keep TensorFlow's log lines in
         _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
-                  stopwords, analyzer, batch_size, chunk_size, json_path, quiet)
+                  stopwords, analyzer, batch_size, chunk_size, json_path, ranks_path, quiet)
 
 
 def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1, b, stemmer,
-              stopwords, analyzer, batch_size, chunk_size, json_path, quiet):
+              stopwords, analyzer, batch_size, chunk_size, json_path, ranks_path, quiet):
     from .data import add_extra_candidates, read_reqa, select_split
     from .metrics import (PROTOCOL_NOTES, EvalSet, RankCollector, format_languages,
                           format_table)
@@ -225,6 +229,46 @@ def _evaluate(model, data_dir, split, train_percent, seed, extra, bm25_text, k1,
         click.echo(format_languages(by_lang))
     if json_path:
         fileio.write_atomic(json_path, json.dumps(report, indent=2).encode())
+    if ranks_path:
+        _write_ranks(ranks_path, data, eval_set, collector, report)
+
+
+def _write_ranks(path, data, eval_set, collector, report) -> None:
+    """Every query's rank, keyed by question id (paper protocol, levels) or text (reqa)."""
+    from .compare import SAME_SETTING, write_ranks
+
+    ids = data.questions["question_id"]
+    ranks = {"paper": (ids, collector.ranks["paper"]), "reqa": (eval_set.texts,
+                                                                collector.ranks["reqa"])}
+    ranks.update({level: (ids, values) for level, values in collector.level_ranks.items()})
+    write_ranks(path, ranks, {key: report[key] for key in ("data", "model", *SAME_SETTING)})
+
+
+@reqa.command(context_settings=HELP)
+@click.argument("rank_a", metavar="A.parquet", type=click.Path(dir_okay=False))
+@click.argument("rank_b", metavar="B.parquet", type=click.Path(dir_okay=False))
+@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(100),
+              help="Bootstrap resamples of the questions.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the comparison as JSON here.")
+@verbosity_options()
+def compare(rank_a, rank_b, resamples, seed, json_path, quiet, verbose):
+    """B against A on the same questions (two `reqa eval --ranks` files): B - A of each
+    Recall@k and MRR, its 95% paired bootstrap interval and a paired test's p-value."""
+    from .compare import compare_files, format_comparison
+
+    result = compare_files(rank_a, rank_b, resamples=resamples, seed=seed)
+    click.echo(f"A: {rank_a} ({_model_label(result['a'])})")
+    click.echo(f"B: {rank_b} ({_model_label(result['b'])})")
+    click.echo(format_comparison(result))
+    if json_path:
+        fileio.write_atomic(json_path, json.dumps(result, indent=2).encode())
+
+
+def _model_label(setting: dict) -> str:
+    model = setting.get("model") or {}
+    return str(model.get("path") or model.get("kind") or "?")
 
 
 @reqa.command(context_settings=HELP)

@@ -265,12 +265,11 @@ def main() -> None:
                       "--train-percent", p, "-o", work / f"ft{pct(p)}", log=log)
 
     def evaluate(model: Path, p: float, split: str, out: Path) -> dict:
-        if not out.exists():
+        ranks = out.with_name(out.name.replace("eval-", "ranks-", 1)).with_suffix(".parquet")
+        if not out.exists() or not ranks.exists():  # runs from before --ranks: scored again
             wikipairs("reqa", "eval", "--model", model, "--data", work / "reqa", "--split", split,
-                      "--train-percent", p, "--json", out, "--ranks",
-                      out.with_name(out.name.replace("eval-", "ranks-", 1)).with_suffix(".parquet"),
-                      "-q", log=log)
-        return json.loads(out.read_text())
+                      "--train-percent", p, "--json", out, "--ranks", ranks, "-q", log=log)
+        return {**json.loads(out.read_text()), "ranks_file": str(ranks)}
 
     results: dict = {"zero-shot": {}, **{pct(p): {} for p in percents}}
     curves, heldout = {}, {}
@@ -379,12 +378,14 @@ def main() -> None:
         for p in percents) + f"; pre-training steps {args.pretrain_steps}")
     print_table(results, percents, args.eval_split)
     print_sweep(results, percents, args.eval_split)
+    paired = print_order_tests(results, percents, args.eval_split)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
                                          "corpus": {**corpus_key, **corpus_stats},
                                          "seconds": times, "learning_curves": curves,
-                                         "heldout": heldout, "results": results}, indent=2) + "\n")
+                                         "heldout": heldout, "results": results,
+                                         "paired_tests": paired}, indent=2) + "\n")
 
 
 def task_weights(method, mix: str, pair_counts: dict) -> str | None:
@@ -486,6 +487,42 @@ def print_table(results: dict, percents: list, split: str = "test") -> None:
             if "train" in entry:
                 print(f"  {pct(p):>3}% {name:<16} train {cell(entry['train']):>20}   "
                       f"{split} {cell(entry.get(split)):>20}")
+
+
+# the paper's order, each (B, A) read as "B >= A?", and the best dense model against BM25
+ORDER_PAIRS = (("ICT+BFS+WLP", "ICT"), ("ICT", "MLM"), ("MLM", "No-SSL"), ("ICT", "No-SSL"))
+
+
+def print_order_tests(results: dict, percents: list, split: str) -> dict:
+    """B - A at R@100 with its 95% paired bootstrap interval and McNemar's p
+    (`wikipairs reqa compare`) for the paper's order and the best dense model against BM25, on
+    each fine-tuned split's questions; methods with several rows (a sweep) are left out."""
+    from wikipairs.trainer.reqa.compare import compare_files
+
+    out: dict = {}
+    for p in percents:
+        rows: dict = {}
+        for name, entry in results.get(pct(p), {}).items():
+            if split in entry and "ranks_file" in entry[split]:
+                rows.setdefault(name.split(" [")[0], []).append(entry[split])
+        rows = {name: found[0] for name, found in rows.items() if len(found) == 1}
+        dense = [n for n in rows if n != "BM25"]
+        pairs = [(b, a) for b, a in ORDER_PAIRS if a in rows and b in rows]
+        if dense and "BM25" in rows:
+            best = max(dense, key=lambda n: _protocol(rows[n], "paper").get("R@100", 0))
+            pairs.append((best, "BM25"))
+        if not pairs:
+            continue
+        print(f"\npaired tests, {pct(p)}% split ({split} questions, protocol 'paper', R@100): "
+              "B - A in points, its 95% paired bootstrap interval, McNemar's exact p")
+        for b, a in pairs:
+            m = compare_files(rows[a]["ranks_file"], rows[b]["ranks_file"], ks=(100,),
+                              resamples=2000)["rankings"]["paper"]["metrics"]["R@100"]
+            lo, hi = (100 * v for v in m["ci95"])
+            print(f"  {b + ' - ' + a:<28}{100 * m['diff']:>+7.1f}  [{lo:+.1f}, {hi:+.1f}]  "
+                  f"p {m['p']:.2g}")
+            out.setdefault(pct(p), {})[f"{b} - {a}"] = m
+    return out
 
 
 def print_grid(results: dict, percents: list, split: str, fmt) -> None:

@@ -84,3 +84,30 @@ def test_a_pretraining_batch_of_its_own_is_named_and_wins_over_the_common_one():
     assert reqa_small.pretrain_batch_args(ict, None, 128) == ("", [])
     assert reqa_small.pretrain_batch_args(None, 512, 128) == ("", [])  # No-SSL: no pre-training
     assert reqa_small.labelled("ICT", "-b512") == "ICT [b512]"
+
+
+def test_order_tests_pair_the_papers_order_and_the_best_dense_model_against_bm25(tmp_path,
+                                                                                 capsys):
+    from wikipairs.trainer.reqa.compare import write_ranks
+
+    setting = {"data": "d", "model": {}, "split": "test", "train_percent": 80.0, "seed": 0,
+               "candidates": 500}
+    keys = [f"q{i}" for i in range(200)]
+
+    def entry(name, ranks):
+        path = tmp_path / f"{name}.parquet"
+        write_ranks(path, {"paper": (keys, ranks)}, setting)
+        return {"test": {"protocols": {"paper": {"R@100": sum(r <= 100 for r in ranks) / 200}},
+                         "ranks_file": str(path)}}
+
+    results = {"80": {"ICT": entry("ict", [50.0] * 180 + [300.0] * 20),
+                      "ICT+BFS+WLP": entry("all", [50.0] * 170 + [300.0] * 30),
+                      "No-SSL [s400]": entry("a", [300.0] * 200),  # two rows: a sweep
+                      "No-SSL [s800]": entry("b", [300.0] * 200),
+                      "BM25": entry("bm25", [1.0] * 200)}}
+    paired = reqa_small.print_order_tests(results, [80.0], "test")["80"]
+    assert list(paired) == ["ICT+BFS+WLP - ICT", "ICT - BM25"]  # No-SSL: swept, left out
+    assert paired["ICT+BFS+WLP - ICT"]["diff"] == pytest.approx(-0.05)
+    assert (paired["ICT+BFS+WLP - ICT"]["a_only"], paired["ICT+BFS+WLP - ICT"]["b_only"]) == (10, 0)
+    assert paired["ICT - BM25"]["diff"] == pytest.approx(-0.10)
+    assert "ICT+BFS+WLP - ICT" in capsys.readouterr().out

@@ -77,6 +77,8 @@ def test_rank_files_round_trip_and_refuse_other_questions(tmp_path):
                 {**SETTING, "seed": 1})
     with pytest.raises(ReqaError, match=r"seed: 0 against 1"):
         compare_files(str(tmp_path / "a.parquet"), str(tmp_path / "d.parquet"))
+    with pytest.raises(ReqaError, match="no such file"):
+        read_ranks(str(tmp_path / "missing.parquet"))
     (tmp_path / "e.parquet").write_text("not parquet")
     with pytest.raises(ReqaError, match="not a rank file"):
         read_ranks(str(tmp_path / "e.parquet"))

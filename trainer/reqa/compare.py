@@ -54,6 +54,8 @@ def read_ranks(path: str) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dic
 
     try:
         table = pq.read_table(path)
+    except FileNotFoundError:
+        raise ReqaError(f"{path}: no such file") from None
     except (OSError, pa.ArrowInvalid) as e:
         raise ReqaError(f"{path}: not a rank file of `reqa eval --ranks` ({e})") from None
     meta = table.schema.metadata or {}

@@ -497,7 +497,7 @@ def print_order_tests(results: dict, percents: list, split: str) -> dict:
     """B - A at R@100 with its 95% paired bootstrap interval and McNemar's p
     (`wikipairs reqa compare`) for the paper's order and the best dense model against BM25, on
     each fine-tuned split's questions; methods with several rows (a sweep) are left out."""
-    from wikipairs.trainer.reqa.compare import compare_files
+    from wikipairs.trainer.reqa.compare import compare_files, format_p
 
     out: dict = {}
     for p in percents:
@@ -520,7 +520,7 @@ def print_order_tests(results: dict, percents: list, split: str) -> dict:
                               resamples=2000)["rankings"]["paper"]["metrics"]["R@100"]
             lo, hi = (100 * v for v in m["ci95"])
             print(f"  {b + ' - ' + a:<28}{100 * m['diff']:>+7.1f}  [{lo:+.1f}, {hi:+.1f}]  "
-                  f"p {m['p']:.2g}")
+                  f"p {format_p(m['p'])}")
             out.setdefault(pct(p), {})[f"{b} - {a}"] = m
     return out
 

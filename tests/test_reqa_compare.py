@@ -117,3 +117,10 @@ def test_cli_eval_ranks_then_compare(tmp_path):
                                        str(tmp_path / "test.parquet")])
     assert isinstance(result.exception, ReqaError)
     assert "split: 'all' against 'test'" in str(result.exception)
+
+
+def test_p_values_print_without_underflowing_to_zero():
+    from wikipairs.trainer.reqa.compare import format_p
+
+    assert format_p(0.0248) == "0.0248" and format_p(3.2e-15) == "3.2e-15"
+    assert format_p(0.0) == "<1e-300"

@@ -138,6 +138,11 @@ def compare_files(path_a: str, path_b: str, ks=RECALL_KS, resamples: int = 10_00
             "rankings": rankings}
 
 
+def format_p(p: float) -> str:
+    """A p-value in 3 significant digits; one below the smallest float reads "<1e-300"."""
+    return f"{p:.3g}" if p > 0 else "<1e-300"
+
+
 def format_comparison(result: dict) -> str:
     """One table per ranking: A, B, B - A and its interval in points, p and the test."""
     lines = []
@@ -151,9 +156,9 @@ def format_comparison(result: dict) -> str:
                                 if "a_only" in m else "")
             lines.append(f"{metric:<8}{100 * m['a']:>8.2f}{100 * m['b']:>8.2f}"
                          f"{100 * m['diff']:>+8.2f}  {f'[{lo:+.2f}, {hi:+.2f}]':<18}"
-                         f"{m['p']:>8.3g}  {test}")
+                         f"{format_p(m['p']):>8}  {test}")
     return "\n".join(lines)
 
 
 __all__ = ["RANKS_SCHEMA", "write_ranks", "read_ranks", "paired_stats", "compare_files",
-           "format_comparison"]
+           "format_p", "format_comparison"]

@@ -41,6 +41,9 @@ def test_reqa_finetune_end_to_end(tmp_path):
         row = report["protocols"][protocol]
         assert 0 <= row["R@1"] <= row["R@5"] <= row["R@100"] <= 1
     assert (tmp_path / "ft" / "export" / "saved_model.pb").exists()
+    from wikipairs.trainer.reqa.compare import read_ranks
+    ranks, setting = read_ranks(str(tmp_path / "ft" / "ranks.parquet"))  # for `reqa compare`
+    assert setting["split"] == "test" and len(ranks["reqa"][0]) == report["distinct_questions"]
     assert (tmp_path / "ft" / "native.log").is_file()
     assert "R@100" in result.stdout
     # the same export from the command line, then evaluated as any SavedModel

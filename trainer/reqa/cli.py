@@ -311,7 +311,7 @@ def pairs(data_dir, vocab, train_percent, seed, output, query_max_tokens, doc_ma
 @click.option("--seed", default=0, show_default=True, type=int, help="Split seed.")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
               help="OUT/pairs (training pairs), OUT/run (the fine-tuned model), OUT/export "
-                   "(SavedModel), OUT/eval.json.")
+                   "(SavedModel), OUT/eval.json, OUT/ranks.parquet (for `reqa compare`).")
 @click.option("--steps", default=None, type=click.IntRange(1), help="Default: 2,000 (the paper).")
 @click.option("--batch-size", default=None, type=click.IntRange(2), help="Default: 512.")
 @click.option("--lr", "learning_rate", default=None, type=float, help="Default: 5e-5.")
@@ -348,7 +348,8 @@ def finetune(data_dir, init, train_percent, seed, output, steps, batch_size, lea
         export_saved_model(load_model(run_dir), vocab, export_dir)
         args = ["--model", export_dir, "--data", data_dir, "--split", "test", "--train-percent",
                 repr(train_percent), "--seed", str(seed), "--json",
-                os.path.join(output, "eval.json")] + (["--quiet"] if quiet else [])
+                os.path.join(output, "eval.json"), "--ranks",
+                os.path.join(output, "ranks.parquet")] + (["--quiet"] if quiet else [])
         with eval_command.make_context("eval", args, parent=click.get_current_context()) as ctx:
             settings = dict(ctx.params)  # eval's defaults for the rest
         settings.pop("verbose")

@@ -52,8 +52,10 @@ def read_ranks(path: str) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dic
     """({ranking: (query keys, ranks)}, setting) of a `reqa eval --ranks` file."""
     import pyarrow.parquet as pq
 
-    try:
-        table = pq.read_table(path)
+    from wikipairs import fileio
+
+    try:  # as the shard readers do: gs:// too, and one thread (apache/arrow#34314)
+        table = pq.read_table(fileio.arrow_input(path), use_threads=False)
     except FileNotFoundError:
         raise ReqaError(f"{path}: no such file") from None
     except (OSError, pa.ArrowInvalid) as e:

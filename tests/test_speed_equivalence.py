@@ -32,7 +32,7 @@ from wikipairs.errors import TruncatedDumpError
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.records import Link
 from wikipairs.text.sentences import SentenceSplitter, _FastPunkt, _load_punkt_tab
-from wikipairs.text.wikitext import Cleaner, _Piece
+from wikipairs.text.wikitext import Cleaner, _Piece, shown_in_text
 
 DUMPS = ["enwiki-sample-gensim.xml.bz2", "enwiki-minidump-dbpedia.xml.bz2",
          "enwiki-table-markup.xml.bz2", "elwiki-sample.xml.bz2", "dewiki-minidump-dbpedia.xml.bz2"]
@@ -266,8 +266,7 @@ def _reference_strip_special_links(self: Cleaner, text: str):
                 parsed = self.titles.parse(target)
                 if parsed and parsed.ns == 14 and not target.lstrip().startswith(":"):
                     categories.append(parsed.title.split(":", 1)[1])
-                keep = parsed and parsed.ns == 14 and target.lstrip().startswith(":")
-                if not keep:
+                if not shown_in_text(parsed, target):
                     out.append(text[last:start])
                     last = m.end()
                 start = None

@@ -35,9 +35,14 @@ from .sources import ChunkStream, XmlStream, copy_for, expand_inputs, open_xml
 _CUT_XML_ERRORS = {3, 5, 6, 20}
 
 # "#REDIRECT [[Target]]" in page text, for old dumps without <redirect>; localized magic words.
+# Every wiki also accepts the English word. (MediaWiki's Messages*.php lists them; dumps carry
+# no magic words, and export-0.4 and later mark redirects with <redirect> anyway.)
 REDIRECT_WORDS = ("REDIRECT", "REDIRECTION", "WEITERLEITUNG", "ΑΝΑΚΑΤΕΥΘΥΝΣΗ", "REDIRECCIÓN",
-                  "RINVIA", "DOORVERWIJZING", "REDIRECIONAMENTO", "ПЕРЕНАПРАВЛЕНИЕ", "PATRZ",
-                  "OMDIRIGERING", "ΑΝΑΚΑΤΕΥΘΥΝΣΗ")
+                  "RINVIA", "DOORVERWIJZING", "REDIRECIONAMENTO", "ПЕРЕНАПРАВЛЕНИЕ", "ПЕРЕНАПР",
+                  "ПЕРЕНАПРАВЛЕННЯ", "PATRZ", "PRZEKIERUJ", "OMDIRIGERING", "PŘESMĚRUJ",
+                  "OHJAUS", "UUDELLEENOHJAUS", "ÁTIRÁNYÍTÁS", "YÖNLENDİRME", "ALIH", "REDIRECCIÓ",
+                  "تحويل", "הפניה", "重定向", "転送", "リダイレクト", "넘겨주기",
+                  "تغییرمسیر", "अनुप्रेषित", "เปลี่ยนทาง", "ՎԵՐԱՀՂՈՒՄ", "পুনর্নির্দেশ")
 _REDIRECT_TEXT = re.compile(
     r"^\s*#(?:%s)\s*:?\s*\[\[([^\]|]+)" % "|".join(map(re.escape, set(REDIRECT_WORDS))), re.I)
 _ROOT = re.compile(rb"^(\xef\xbb\xbf)?\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mediawiki\b[^>]*>",

@@ -358,6 +358,8 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
     * in a text that ends its sentences with a script's own full stop (। ։ ။ ...), a period
       followed by a letter of a script without case or a digit marks an abbreviation or a list
       number ("৪০০ কি. মি.", "১. আপতিত").
+    * the period follows a letter of a script whose sentences never end with one (Thai, Lao,
+      Khmer, Myanmar): an abbreviation, "พ.ศ. 2325", "20 กม.", "ดร.";
     * a closing quote or bracket is followed by a Japanese particle that continues the sentence
       (「I am happy.」と言う), as the universal rule keeps 「…。」と言う whole.
     The initial may be two letters, a capital and a small one: Greek and Russian write J., D.
@@ -374,6 +376,8 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
                 or _INITIAL.search(text, before, piece_end)
                 or ordinals and _ORDINAL.search(text, before, piece_end)
                 or native_stops and text[piece_end - 1] == "." and _CASELESS.match(text, start)
+                or text[piece_end - 1] == "." and piece_end - 2 >= before
+                and _PERIODLESS.match(text, piece_end - 2)
                 or text[piece_end - 1] in _JA_CLOSERS and _QUOTE_CONTINUES.match(text, start)):
             joined[-1] = (before, end)
         else:
@@ -394,6 +398,9 @@ _INITIAL = regex.compile(  # not °C., 300 m.
 # Armenian, Myanmar, Ethiopic, Urdu, CJK).
 _NATIVE_FULL_STOP = re.compile("[\u0964\u0965\u09f7\u0589\u104b\u1362\u06d4\u3002\uff61]")
 _CASELESS = regex.compile(r"[\p{Lo}\d]")
+# Scripts whose sentences end with a space or their own mark, never with ".": a period after
+# one of their letters ends an abbreviation (Thai พ.ศ., the Buddhist era, in most dates).
+_PERIODLESS = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 _JA_CLOSERS = "」』）"
 _ORDINAL = re.compile(r"(?<![\d.,])\d{1,3}\.$")
 

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import mwparserfromhell
+import regex
 from mwparserfromhell.nodes import (Argument, Comment, ExternalLink, Heading, HTMLEntity, Tag,
                                     Template, Text, Wikilink)
 
@@ -51,7 +52,10 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
-_MAGIC = re.compile(r"__[A-Z]+__")
+# Behaviour switches in the wiki's own language as in English: __NOTOC__, __БЕЗ_ОГЛАВЛЕНИЯ__,
+# __لا_فهرس__, __无目录__. Capitals or caseless letters joined by single underscores; a word with a
+# lower-case letter (Python's __init__ in running text) is not a switch.
+_MAGIC = regex.compile(r"__[\p{Lu}\p{Lt}\p{Lo}](?:[\p{Lu}\p{Lt}\p{Lo}\p{Lm}\p{M}\p{Nd}]|_(?!_))*__")
 _DOUBLE_ESCAPED = re.compile(r"&amp;(?=(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});)")
 _QUOTES = re.compile(r"'{2,}")
 # What _QUOTES.sub(lambda m: "'" if len(m.group()) == 4 else "", text) does, without a call per
@@ -124,6 +128,14 @@ class _PageWork:
     boilerplate: list | None = None  # (start, end) of the boilerplate sections, when needed
 
 
+def shown_in_text(parsed, target: str) -> bool:
+    """Whether a File, Media or Category link (`target` as written, `parsed` its title) shows in
+    the running text as a link, its label or else its name: [[:Category:X]], [[:File:X|label]],
+    [[Media:X|label]]. The rest is a picture (caption and all) or the page's category tag."""
+    return bool(parsed) and (parsed.ns == -2 or parsed.ns in (6, 14)
+                             and target.lstrip().startswith(":"))
+
+
 @dataclass
 class Cleaner:
     """Turns a page's wikitext into sections of paragraphs and links, for one wiki.
@@ -166,7 +178,8 @@ class Cleaner:
         text, categories = self.strip_special_links(text)
         text = self.expand_templates(text, work)
         add_dropped_templates(counts, work.dropped_inline)
-        text = _MAGIC.sub("", text)
+        if "__" in text:
+            text = _MAGIC.sub("", text)
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)
         if "''" in text:
@@ -290,7 +303,9 @@ class Cleaner:
                                      sentence=-1, start=-1, end=-1, raw_target=parsed.title))
 
     def strip_special_links(self, text: str) -> tuple[str, list[str]]:
-        """Remove File/Image/Media links (captions too) and categories; return the categories.
+        """Remove File/Image links (captions too) and categories; return the categories. Links
+        that MediaWiki shows in the text stay for `render`: [[Media:X|label]], [[:File:X|label]]
+        and [[:Category:X|label]].
         Links in captions, even in a caption's templates, are not counted as the page's links."""
         if self._special_link is None or not self._special_link.search(text):
             return text, []
@@ -326,8 +341,7 @@ class Cleaner:
                     parsed = self.titles.parse(target)
                     if parsed and parsed.ns == 14 and not target.lstrip().startswith(":"):
                         categories.append(parsed.title.split(":", 1)[1])
-                    keep = parsed and parsed.ns == 14 and target.lstrip().startswith(":")
-                    if not keep:
+                    if not shown_in_text(parsed, target):
                         out.append(text[last:start])
                         last = m.end()
                     start = None

@@ -1,0 +1,85 @@
+"""Markup in the wiki's own language and script, as independent checks on other Wikipedias found
+it (2026-12-05): behaviour switches (__БЕЗ_ОГЛАВЛЕНИЯ__) left in the text, Thai sentences cut at
+the period of an abbreviation (พ.ศ., the Buddhist era of most dates), the label of [[Media:]] and
+[[:File:]] links lost, and "#تحويل [[X]]" redirects of dumps without <redirect> read as
+articles."""
+from __future__ import annotations
+
+import pytest
+
+from wikipairs.reading.page_reader import DumpFile
+from wikipairs.records import Page, SiteInfo
+from wikipairs.text.sentences import SentenceSplitter
+from wikipairs.text.titles import TitleParser, default_namespaces
+from wikipairs.text.wikitext import Cleaner
+
+
+def sentences(lang: str, text: str) -> list[str]:
+    site = SiteInfo(lang=lang, namespaces=default_namespaces(lang))
+    splitter = SentenceSplitter.for_language(lang, [], method="sentencex")
+    article = Cleaner(TitleParser(site), splitter=splitter).article(Page(1, 0, "P", text))
+    return [s for section in article.sections for paragraph in section.paragraphs
+            for s in paragraph]
+
+
+@pytest.mark.parametrize("lang,text,expected", [
+    ("en", "__NOTOC__ A river flows.", ["A river flows."]),
+    ("ru", "__БЕЗ_ОГЛАВЛЕНИЯ__ Река течёт к морю.", ["Река течёт к морю."]),
+    ("ar", "__لا_فهرس__ يجري النهر إلى البحر.", ["يجري النهر إلى البحر."]),
+    ("he", "__ללא_תוכן_עניינים__ הנהר זורם לים.", ["הנהר זורם לים."]),
+    ("zh", "__无目录__河流入海。", ["河流入海。"]),
+    ("hi", "__अनुक्रम_नहीं__ नदी समुद्र में बहती है।", ["नदी समुद्र में बहती है।"]),
+    # a word with a lower-case letter is no switch: Python's __init__ in running text stays
+    ("en", "The method __init__ runs first.", ["The method __init__ runs first."]),
+])
+def test_behaviour_switches_of_any_language_leave_the_text(lang, text, expected):
+    assert sentences(lang, text) == expected
+
+
+THAI = ("ในปี พ.ศ. 2325 พระบาทสมเด็จพระพุทธยอดฟ้าจุฬาโลกมหาราชทรงสถาปนากรุงรัตนโกสินทร์เป็นราชธานี"
+        " ห่างจากฝั่งทะเลราว 20 กม. ตามที่ ดร. สมชาย ได้บันทึกไว้ในหนังสือประวัติศาสตร์ของเมืองนี้")
+
+
+def test_thai_abbreviation_periods_end_no_sentence():
+    # sentencex cut after พ.ศ., กม. and ดร.: Thai never ends a sentence with "."
+    # (the space between two long stretches of Thai ends a sentence: that rule stays)
+    got = sentences("th", THAI)
+    assert " ".join(got) == THAI
+    assert not [s for s in got if s.endswith(".")], got
+    assert got[0].startswith("ในปี พ.ศ. 2325")
+    # a Latin sentence inside a Thai page still ends at its period
+    assert sentences("th", "Bangkok is big. It is the capital.") == [
+        "Bangkok is big.", "It is the capital."]
+
+
+@pytest.mark.parametrize("lang,text,expected", [
+    ("ru", "См. [[Файл:X.jpg|мини|Подпись]] и [[Медиа:Sound.ogg|звук]].", ["См. и звук."]),
+    ("en", "See [[:File:Y.png|this picture]] and [[Media:Z.ogg]].", ["See this picture and Z.ogg."]),
+    ("en", "[[File:A.jpg|thumb|A caption]] Done.", ["Done."]),  # a picture: caption dropped
+    ("en", "In [[:Category:Towns|towns]] only.", ["In towns only."]),
+])
+def test_links_shown_in_the_text_keep_their_label(lang, text, expected):
+    assert sentences(lang, text) == expected
+
+
+@pytest.mark.parametrize("lang,word,target", [
+    ("ar", "تحويل", "النيل"), ("he", "הפניה", "ירושלים"), ("zh", "重定向", "北京"),
+    ("hy", "ՎԵՐԱՀՂՈՒՄ", "Երևան"), ("hi", "अनुप्रेषित", "भारत"), ("th", "เปลี่ยนทาง", "กรุงเทพ"),
+    ("ja", "転送", "東京"), ("ru", "перенаправление", "Москва"), ("en", "REDIRECT", "Paris"),
+])
+@pytest.mark.parametrize("redirects_only", [False, True])
+def test_redirects_in_text_of_dumps_without_the_redirect_element(tmp_path, lang, word, target,
+                                                                 redirects_only):
+    # export 0.3 (2006) has no <redirect>: the page text is all there is
+    xml = (f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.3/" version="0.3" '
+           f'xml:lang="{lang}"><siteinfo><sitename>W</sitename>'
+           f"<base>https://{lang}.wikipedia.org/wiki/Main</base><generator>MediaWiki 1.8</generator>"
+           '<case>first-letter</case><namespaces><namespace key="0" /></namespaces></siteinfo>'
+           "<page><title>Alias</title><id>2</id><revision><id>3</id>"
+           "<timestamp>2006-01-01T00:00:00Z</timestamp><contributor><username>U</username>"
+           f"<id>1</id></contributor><text xml:space=\"preserve\">#{word} [[{target}]]</text>"
+           "</revision></page></mediawiki>")
+    path = tmp_path / "dump.xml"
+    path.write_text(xml, encoding="utf-8")
+    pages = list(DumpFile(str(path), redirects_only=redirects_only).pages())
+    assert [(p.title, p.redirect) for p in pages] == [("Alias", target)]

@@ -1,14 +1,15 @@
 """Markup in the wiki's own language and script, as independent checks on other Wikipedias found
 it (2026-12-05): behaviour switches (__БЕЗ_ОГЛАВЛЕНИЯ__) left in the text, Thai sentences cut at
 the period of an abbreviation (พ.ศ., the Buddhist era of most dates), the label of [[Media:]] and
-[[:File:]] links lost, and "#تحويل [[X]]" redirects of dumps without <redirect> read as
-articles."""
+[[:File:]] links lost, "#تحويل [[X]]" redirects of dumps without <redirect> read as articles,
+and Chinese and Japanese documents given a space between sentences."""
 from __future__ import annotations
 
 import pytest
 
+from wikipairs.pairs.tasks import PairBuilder, PairConfig
 from wikipairs.reading.page_reader import DumpFile
-from wikipairs.records import Page, SiteInfo
+from wikipairs.records import Article, Page, Section, SiteInfo
 from wikipairs.text.sentences import SentenceSplitter
 from wikipairs.text.titles import TitleParser, default_namespaces
 from wikipairs.text.wikitext import Cleaner
@@ -83,3 +84,29 @@ def test_redirects_in_text_of_dumps_without_the_redirect_element(tmp_path, lang,
     path.write_text(xml, encoding="utf-8")
     pages = list(DumpFile(str(path), redirects_only=redirects_only).pages())
     assert [(p.title, p.redirect) for p in pages] == [("Alias", target)]
+
+
+ZH = ["北京是中华人民共和国的首都。", "它是全国的政治和文化中心。", "北京有三千多年的建城史。",
+      "城市的中心是故宫。"]
+
+
+@pytest.mark.parametrize("keep_rate", [0.0, 1.0])
+def test_documents_join_cjk_sentences_as_written(keep_rate):
+    # One space between two sentences in a document is a character the page never had in
+    # Chinese and Japanese ("…首都。 它是…"); after 。 or 」 nothing joins them.
+    article = Article(1, "北京", "zh", sections=[Section("", 0, [ZH])])
+    config = PairConfig(ict_queries=2, ict_keep_rate=keep_rate, min_query_tokens=2)
+    pairs = PairBuilder(config).ict(article)
+    assert pairs
+    for pair in pairs:
+        assert " " not in pair.doc_text, pair.doc_text
+        others = [s for s in ZH if s in pair.doc_text]
+        assert pair.doc_text == "".join(others)
+        assert (pair.query in pair.doc_text) == pair.query_in_doc
+    # a Latin sentence keeps its space
+    latin = Article(2, "P", "en", sections=[Section("", 0, [["One sentence here now.", "Two more words here."]])])
+    (pair,) = PairBuilder(PairConfig(min_query_tokens=2)).ict(latin)
+    assert pair.doc_text in ("One sentence here now.", "Two more words here.")
+    passage = PairBuilder().passages(latin)[0]
+    assert passage.text() == "One sentence here now. Two more words here."
+    assert passage.text()[passage.offset(1):] == "Two more words here."

@@ -5,7 +5,8 @@ Rules (also in the README):
   wikipairs.text.tokens: words with their combining marks, each punctuation mark, and in scripts
   written without spaces short runs of characters (a Han character; two kana; three Thai, Lao,
   Khmer or Myanmar characters). Every count, cap and truncation below uses the same measure.
-- Passages: consecutive sentences of one section, packed greedily until the next sentence would
+- Passages: consecutive sentences of one section (joined by one space, or by nothing after a
+  CJK mark such as 。 or 」, as Chinese and Japanese are written), packed greedily until the next sentence would
   push the document (title, text and the [CLS]/[SEP] framing) past `doc_max_tokens`; a sentence
   longer than that alone is a passage of its own. Never across sections.
 - Documents are capped: a document over `doc_max_tokens` (framing and title included) has its
@@ -87,15 +88,30 @@ class Passage:
     title_tokens: int = 0
 
     def text(self, skip: int | None = None) -> str:
-        return " ".join(t for i, (_, _, t) in enumerate(self.sentences) if i != skip)
+        """The sentences (without sentence `skip`) as the page writes them: see `joiner`."""
+        parts = []
+        for i, (_, _, t) in enumerate(self.sentences):
+            if i != skip:
+                if parts:
+                    parts.append(joiner(parts[-1]))
+                parts.append(t)
+        return "".join(parts)
 
     def offset(self, k: int) -> int:
-        """Where sentence k starts in `text()` (sentences joined by one space)."""
-        return sum(len(t) + 1 for _, _, t in self.sentences[:k])
+        """Where sentence k starts in `text()`."""
+        return sum(len(t) + len(joiner(t)) for _, _, t in self.sentences[:k])
 
     def doc_tokens(self, skip: int | None = None) -> int:
         """Tokens of the document: title and sentences (counted one by one)."""
         return self.title_tokens + sum(n for i, n in enumerate(self.counts) if i != skip)
+
+
+def joiner(sentence: str) -> str:
+    """What follows `sentence` in a document before the next one: nothing after a character of
+    the CJK punctuation or full-width blocks (Chinese and Japanese write no space after a
+    sentence's 。！？ or its closing 」』）), as the page has it; else one space."""
+    last = sentence[-1:]
+    return "" if "\u3000" <= last <= "\u303f" or "\uff00" <= last <= "\uffef" else " "
 
 
 def passage_id(lang: str, page_id: int, passage: Passage) -> str:

@@ -221,6 +221,11 @@ def test_cut_and_broken_dumps(tmp_path):
     no_html = write_dump(tmp_path / "nohtml.json.tar.gz", {"a.ndjson": [{"name": "X"}]})
     with pytest.raises(DumpError, match="article_body.html"):
         list(EnterpriseDump(str(no_html)).pages())
+    nameless = record("X", 7, lead("Text."))
+    del nameless["name"]
+    no_name = write_dump(tmp_path / "noname.json.tar.gz", {"a.ndjson": [nameless]})
+    with pytest.raises(DumpError, match="without `name`"):  # not an article titled ""
+        list(EnterpriseDump(str(no_name)).pages())
     bad = tmp_path / "bad.json.tar.gz"
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:

@@ -265,3 +265,39 @@ def test_vocab_on_a_passage_corpus(tmp_path):
         models.append(model.read_bytes())
     assert models[0] == models[1]  # the same sample, the same model, whatever the workers
 
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("zh", "长城是中国古代的军事防御工程。它的总长度超过两万公里！你去过长城吗？"),
+    ("ar", "نهر النيل هو أطول نهر في العالم. يمر عبر إحدى عشرة دولة في أفريقيا؟"),
+    ("th", "กรุงเทพมหานครเป็นเมืองหลวงและนครที่มีประชากรมากที่สุดของประเทศไทย"),
+])
+def test_a_small_corpus_in_another_script_is_not_taken_for_english(tmp_path, lang, text):
+    # a few hundred letters, under what a dump's language check needs: the script tells
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"title": f"T{i}", "text": text}, ensure_ascii=False)
+                            + "\n" for i in range(5)), encoding="utf-8")
+    assert open_dump(str(path)).site.lang == lang
+
+
+def test_an_unclear_language_is_said_and_an_empty_corpus_is_an_error(tmp_path):
+    from wikipairs.reading import check_declared_language
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(json.dumps({"title": "A", "text": "12 34 56 -- 7 8 9"}) + "\n")
+    line = check_declared_language([str(path)])
+    assert line and "taken as en" in line and "--lang" in line
+    assert check_declared_language([str(path)], "de") is None
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n  \n")
+    with pytest.raises(DumpError, match="empty file"):
+        open_dump(str(empty))
+    assert check_declared_language([str(empty)]) is None  # the error says it, no warning first
+    assert_one_line_error(run_cli("parse", "-i", empty, "-o", tmp_path / "out"), "empty file")
+
+
+def test_an_enterprise_record_outside_its_tar_is_named(tmp_path):
+    path = tmp_path / "frwiki.ndjson"
+    path.write_text(json.dumps({"name": "Paris", "identifier": 1,
+                                "article_body": {"html": "<p>Paris</p>"}}) + "\n")
+    with pytest.raises(DumpError, match="Enterprise HTML record.*tar"):
+        list(open_dump(str(path)).pages())

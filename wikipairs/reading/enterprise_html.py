@@ -200,6 +200,9 @@ class EnterpriseDump:
                             f"article_body.html (not an Enterprise HTML dump record)")
         ns = int((record.get("namespace") or {}).get("identifier") or 0)
         name = plain_title(str(record.get("name") or ""))
+        if not name:
+            raise DumpError(f"{self.path}: member {member} line {line_no}: a record without "
+                            f"`name` (the page's title)")
         parsed = self.titles.parse(name)
         title = parsed.title if parsed is not None and not parsed.interwiki else name
         if ns and parsed is not None and parsed.ns != ns:  # names carry no prefix in some dumps

@@ -20,6 +20,7 @@ from ..text.language_check import TextLanguage, mismatch, warning_line
 from .enterprise_html import ENTERPRISE_HTML, EnterpriseDump, input_kind
 from .page_reader import DumpFile
 from .page_scanner import PageScanner
+from .passages import detected_language, input_kind as passages_kind, sample_texts
 from .sources import ChunkStream, expand_inputs, open_xml
 
 # The check reads the first articles of each file: at most this much decompressed XML, this many
@@ -116,6 +117,20 @@ def language_mismatch(path: str) -> tuple[str, TextLanguage | None]:
     return declared, mismatch(declared, sample_article_texts(path))
 
 
+def _undetected_corpus_language(path: str, kind: str) -> str | None:
+    """A passage corpus declares no language: warn where its text does not tell one either, as
+    its passages are then taken for English (sentence rules, the pairs' `lang`)."""
+    if not sample_texts(path, kind):
+        return None  # no record to read: reading it says why
+    found = detected_language(path, kind)
+    if found.lang:
+        return None
+    line = (f"wikipairs: warning: {os.path.basename(path)}: its language is not clear from its "
+            f"first records ({found.evidence}); taken as en: pass --lang")
+    print(line, file=sys.stderr)
+    return line
+
+
 def check_declared_language(inputs: Iterable[str], lang: str | None = None) -> str | None:
     """Warn in one line on stderr where the first input's text does not look like the language
     its siteinfo declares, and return that line. Nothing to check when `lang` (--lang) is given;
@@ -124,6 +139,9 @@ def check_declared_language(inputs: Iterable[str], lang: str | None = None) -> s
         return None
     try:
         path = expand_inputs(inputs)[0]
+        kind = passages_kind(path)
+        if kind is not None:
+            return _undetected_corpus_language(path, kind)
         declared, found = language_mismatch(path)
     except DumpError:
         return None

@@ -53,6 +53,18 @@ def input_kind(path: str) -> str | None:
     return None
 
 
+def _has_text(path: str) -> bool:
+    """Whether a JSON lines file holds anything but whitespace (read until it does)."""
+    try:
+        with fileio.open_read(path) as f:
+            while chunk := f.read(1 << 16):
+                if chunk.strip():
+                    return True
+    except OSError:
+        return True  # reading it says what is wrong
+    return False
+
+
 def title_page_id(title: str) -> int:
     """A page id from a title: 52 bits of sha1 in [2**52, 2**53), the same on every machine and
     run, out of the range of Wikipedia's page ids (and exact as a JSON number)."""
@@ -79,6 +91,10 @@ def record_of(raw, where: str, position: int) -> PassageRecord:
     if not isinstance(raw, dict):
         raise DumpError(f"{where}: not a JSON object")
     text, title = raw.get("text"), raw.get("title")
+    if text is None and isinstance(raw.get("article_body"), dict):
+        raise DumpError(f"{where}: an Enterprise HTML record (article_body), not a passage: "
+                        "Enterprise dumps are read as Wikimedia publishes them, a .tar.gz of "
+                        "NDJSON files (tar czf dump.tar.gz FILE.ndjson)")
     if not isinstance(text, str):
         raise DumpError(f"{where}: a passage without `text`" if text is None
                         else f"{where}: `text` must be a string")
@@ -300,12 +316,23 @@ def sample_texts(path: str, kind: str) -> list[str]:
     return texts
 
 
+# A corpus declares no language, so a guess from a smaller sample than a dump's check needs
+# (language_check.MIN_LETTERS, which guards against false warnings) is better than none.
+CORPUS_MIN_LETTERS = 100
+
+
+def detected_language(path: str, kind: str):
+    """The language of a corpus's first records (a TextLanguage; lang "": no verdict)."""
+    from ..text.language_check import detect
+    return detect(sample_texts(path, kind), min_letters=CORPUS_MIN_LETTERS)
+
+
 def site_for(path: str, kind: str, lang: str | None) -> SiteInfo:
     """The 'wiki' of a corpus: `lang` (--lang), else detected from its first records' text as
-    `parse` checks a dump's (wikipairs.text.language_check), else en."""
+    `parse` checks a dump's (wikipairs.text.language_check), else en (`check_declared_language`
+    warns then)."""
     if not lang:
-        from ..text.language_check import detect
-        lang = detect(sample_texts(path, kind)).lang or "en"
+        lang = detected_language(path, kind).lang or "en"
     return SiteInfo(dbname="", base="", lang=lang, namespaces=default_namespaces(lang),
                     export_version=kind)
 
@@ -319,6 +346,8 @@ class PassageCorpus:
                  kind: str | None = None, parts: int = 2):
         self.path, self.lang, self.parts = path, lang, parts
         self.kind = kind or input_kind(path) or PASSAGES_JSONL
+        if self.kind == PASSAGES_JSONL and not _has_text(path):
+            raise DumpError(f"{path}: an empty file (no passage records)")
         self.name = path
         self.redirects_only = redirects_only  # no redirects here: such a pass reads nothing
         self.site = site_for(path, self.kind, lang)

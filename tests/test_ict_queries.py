@@ -58,7 +58,37 @@ def test_more_queries_than_sentences_takes_them_all(articles):
     for article in articles[:10]:
         for passage in builder.passages(article):
             queries = builder._ict_queries(article, passage)
-            assert sorted(queries) == list(range(len(passage.sentences)))
+            usable = [k for k, (_, _, t) in enumerate(passage.sentences)
+                      if builder._query_problem(t) is None]
+            assert sorted(queries) == usable
+
+
+def test_a_sentence_that_cannot_be_a_query_is_passed_over(articles):
+    """Every passage of two or more sentences with a usable one gives its pair; where the seeded
+    first choice is usable it is the query (the rule of before), else the next usable sentence
+    in the seeded order of the other queries."""
+    from wikipairs.pairs.sampling import choose, sample
+    builder = PairBuilder(PairConfig())
+    by_passage = {(p.doc_page_id, p.doc_passage): p for p in ict(articles)}
+    passed_over = 0
+    for article in articles:
+        for passage in builder.passages(article):
+            n = len(passage.sentences)
+            usable = [k for k, (_, _, t) in enumerate(passage.sentences)
+                      if builder._query_problem(t) is None]
+            pair = by_passage.get((article.id, passage.index))
+            if n < 2 or not usable:
+                assert pair is None
+                continue
+            first = choose(n, 0, "ict", article.id, passage.index)
+            if first in usable:
+                expected = first
+            else:
+                passed_over += 1
+                expected = min((k for k in usable),
+                               key=lambda k: sample(0, "ict-more", article.id, passage.index, k))
+            assert pair is not None and pair.query == passage.sentences[expected][2]
+    assert passed_over > 0  # the sample holds such passages: the rule was exercised
 
 
 def test_keep_rate_applies_to_every_query(articles):

@@ -15,7 +15,8 @@ Rules (also in the README):
 - ICT: one pair per passage of at least two sentences: the query is a sentence of the passage
   chosen by the seeded sampler, the document the title plus the passage without that sentence.
   With `ict_queries` N > 1, up to N pairs per passage: the same first choice, then other
-  sentences in a seeded order (a small corpus gets more distinct queries).
+  sentences in a seeded order (a small corpus gets more distinct queries). A sentence that
+  cannot be a query (below) is passed over for the next in that order.
   In a share `ict_keep_rate` of pairs (seeded) the sentence stays in the document, as ORQA does.
 - BFS: one pair per passage outside the lead: the query is a sentence of the lead (seeded), the
   document that passage.
@@ -27,7 +28,7 @@ Rules (also in the README):
   `query_max_tokens` with [CLS]/[SEP] (so query ids are never cut), and are prose: at least half
   of their word tokens (punctuation left out) hold a letter, which drops table debris, number
   lists and bare punctuation. Each reason is counted: `{task}_skipped_{short,long,not_prose}_query`
-  (ICT: pairs skipped; BFS and WLP: lead sentences left out of the choice).
+  (ICT: sentences passed over; BFS and WLP: lead sentences left out of the choice).
 - Caps keep, per page and task, the pairs with the smallest seeded hash (for WLP: per query
   page A), so capping is deterministic.
 Every choice is `sampling.sample(seed, task, page id, position)`; no process state.
@@ -231,32 +232,41 @@ class PairBuilder:
             if len(passage.sentences) < 2:
                 self.counts["ict_skipped_single_sentence_passage"] += 1
                 continue
-            for n, q in enumerate(self._ict_queries(article, passage)):
-                pair = self._ict_pair(article, passage, q, n)
-                if pair is not None:
-                    pairs.append(pair)
+            pairs.extend(self._ict_pair(article, passage, q, n)
+                         for n, q in enumerate(self._ict_queries(article, passage)))
         return self._with_negatives(self._cap(pairs, "ict", article.id), article, passages)
 
     def _ict_queries(self, article: Article, passage: Passage) -> list[int]:
-        """The passage's query sentences: the seeded first choice, then (ict_queries > 1) up to
-        ict_queries - 1 other sentences in a seeded order. Each is one pair, so a small corpus
-        yields more distinct queries, as ORQA's sampling of a new sentence per epoch does."""
-        seed, n = self.config.seed, len(passage.sentences)
+        """The passage's query sentences: up to `ict_queries` of the sentences that can be
+        queries, taken in a seeded order: the seeded first choice, then the others by their own
+        seeded key. A sentence that cannot be a query (too short or long, not prose) is passed
+        over and counted (`ict_skipped_{reason}_query`), and the next one in the order taken, so
+        a passage yields its pairs whenever it holds enough usable sentences (as BFS and WLP
+        choose among the usable lead sentences). Each query is one pair: a small corpus yields
+        more distinct queries with `ict_queries` > 1, as ORQA's sampling of a new sentence per
+        epoch does."""
+        seed, n, want = self.config.seed, len(passage.sentences), self.config.ict_queries
         first = choose(n, seed, "ict", article.id, passage.index)
-        if self.config.ict_queries == 1:
-            return [first]
-        others = heapq.nsmallest(  # the same as sorted()[:N - 1], without sorting them all
-            self.config.ict_queries - 1, (k for k in range(n) if k != first),
-            key=lambda k: sample(seed, "ict-more", article.id, passage.index, k))
-        return [first] + others
 
-    def _ict_pair(self, article: Article, passage: Passage, q: int, n: int) -> Pair | None:
-        """The ICT pair of query sentence q, the n-th query taken from the passage."""
+        def order() -> Iterator[int]:
+            yield first  # the rest is ordered only if needed: most first choices are usable
+            yield from sorted((k for k in range(n) if k != first),
+                              key=lambda k: sample(seed, "ict-more", article.id, passage.index, k))
+
+        queries = []
+        for k in order():
+            problem = self._query_problem(passage.sentences[k][2])
+            if problem is not None:
+                self.counts[f"ict_skipped_{problem}_query"] += 1
+                continue
+            queries.append(k)
+            if len(queries) == want:
+                break
+        return queries
+
+    def _ict_pair(self, article: Article, passage: Passage, q: int, n: int) -> Pair:
+        """The ICT pair of query sentence q (a usable one), the n-th query of the passage."""
         p, i, query = passage.sentences[q]
-        problem = self._query_problem(query)
-        if problem is not None:
-            self.counts[f"ict_skipped_{problem}_query"] += 1
-            return None
         key = (article.id, passage.index) if n == 0 else (article.id, passage.index, q)
         keep = coin(self.config.ict_keep_rate, self.config.seed, "ict-keep", *key)
         text, tokens, truncated = self.document(passage, None if keep else q)

@@ -110,3 +110,43 @@ def test_documents_join_cjk_sentences_as_written(keep_rate):
     passage = PairBuilder().passages(latin)[0]
     assert passage.text() == "One sentence here now. Two more words here."
     assert passage.text()[passage.offset(1):] == "Two more words here."
+
+
+def headings(lang: str, text: str) -> list[str]:
+    site = SiteInfo(lang=lang, namespaces=default_namespaces(lang))
+    splitter = SentenceSplitter.for_language(lang, [], method="sentencex")
+    article = Cleaner(TitleParser(site), splitter=splitter).article(Page(1, 0, "P", text))
+    return [section.heading for section in article.sections]
+
+
+@pytest.mark.parametrize("lang,see_also,links", [
+    ("pl", "Zobacz też", "Linki zewnętrzne"), ("uk", "Див. також", "Посилання"),
+    ("fa", "جستارهای وابسته", "پیوند به بیرون"), ("ko", "같이 보기", "외부 링크"),
+    ("ja", "関連項目", "外部リンク"), ("vi", "Xem thêm", "Liên kết ngoài"),
+    ("tr", "Ayrıca bakınız", "Dış bağlantılar"), ("ru", "См. также", "Ссылки"),
+])
+def test_see_also_and_external_links_of_other_wikis_are_no_text(lang, see_also, links):
+    text = (f"Lead text here.\n\n== History ==\nBody text.\n\n== {see_also} ==\n* [[Other page]]"
+            f"\n\n== {links} ==\n* [http://example.org Official site]\n")
+    assert headings(lang, text) == ["", "History"]
+
+
+@pytest.mark.parametrize("lang,text,expected", [
+    # a dropped template leaves no empty brackets behind
+    ("en", "'''Alpha''' ({{notarealtemplate|x}}) is a letter.", ["Alpha is a letter."]),
+    ("ko", "'''서울특별시'''({{llang|en|Seoul}})는 수도이다.", ["서울특별시는 수도이다."]),
+    ("en", "Beta ({{notarealtemplate|x}}; born 1900) was a poet.", ["Beta (born 1900) was a poet."]),
+    # characters that show nothing are no part of a sentence
+    ("en", "Soft&shy;hyphen and zero&#x200B;width text.", ["Softhyphen and zerowidth text."]),
+    ("fa", "می\u200cروم به خانه.", ["می\u200cروم به خانه."]),  # ZWNJ stays: part of the word
+    # {{formatnum:}} with the wiki's separators
+    ("tr", "Nüfusu {{formatnum:2750000}} kişidir.", ["Nüfusu 2.750.000 kişidir."]),
+    ("pl", "Liczy {{formatnum:1861975}} mieszkańców.", ["Liczy 1 861 975 mieszkańców."]),
+])
+def test_what_the_page_shows(lang, text, expected):
+    assert sentences(lang, text) == expected
+
+
+def test_a_call_written_in_running_text_keeps_its_brackets():
+    assert sentences("en", "Operations such as rename() and match()-step are atomic.") == [
+        "Operations such as rename() and match()-step are atomic."]

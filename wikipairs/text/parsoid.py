@@ -42,7 +42,7 @@ from selectolax.lexbor import LexborHTMLParser
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER, BOILERPLATE_SECTIONS,
+from .wikitext import (_INVISIBLE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER, BOILERPLATE_SECTIONS,
                        ParseOptions, _Piece, prose_spans)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
@@ -519,6 +519,8 @@ class ParsoidCleaner:
         sentence its anchor starts in (cut at that sentence's end)."""
         if "<" in text:
             text = _TAG_LEFTOVER.sub("", text)
+        if _INVISIBLE.search(text):
+            text = _INVISIBLE.sub("", text)
         if "  " in text or _OTHER_SPACE.search(text):
             # _SPACES.sub(" ", text) but for its ends, stripped below anyway: str.split() cuts
             # at the same whitespace as \s, ~4x faster than the regex's one match per space

@@ -249,7 +249,10 @@ def _group(digits: str, sep: str) -> str:
 
 # MediaWiki's separatorTransformTable of the content language: (thousands, decimal). Others:
 # the digits as MediaWiki's default writes them (1,234.5).
-NUMBER_SEPARATORS = {"fr": (" ", ","), "de": (".", ","), "nl": (".", ","), "ru": (" ", ",")}
+NUMBER_SEPARATORS = {
+    **dict.fromkeys(("fr", "ru", "uk", "pl", "cs", "sv", "fi"), (" ", ",")),
+    **dict.fromkeys(("de", "nl", "el", "tr", "vi", "id", "da"), (".", ",")),
+}
 _PLAIN_NUMBER = re.compile(r"^([-−+]?)(\d+)(?:[.](\d+))?$")
 
 

@@ -306,6 +306,26 @@ def test_response_ids_is_the_pair_layout(tokenizer):
     assert query_ids(tokenizer, "", 8, pad=True) == [1, 2, 0, 0, 0, 0, 0, 0]
 
 
+def assert_ids_equal_up_to_ties(got, want, spm_model: Path) -> None:
+    """Row by row the same ids, or different only where SentencePiece met an exact tie: the same
+    text in pieces of the same total score ("111" as "1" + "11" or "11" + "1"), which TensorFlow
+    Text's SentencePiece and the Python library break differently (5 of the 6,897 documents of
+    the gensim sample's ICT and BFS pairs; a bag of pieces is the same either way)."""
+    import sentencepiece
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(spm_model))
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    for a, b in zip(got, want):
+        differ = np.flatnonzero(a != b)
+        if not len(differ):
+            continue
+        span = slice(differ[0], differ[-1] + 1)
+        assert "".join(map(sp.id_to_piece, a[span].tolist())) == \
+            "".join(map(sp.id_to_piece, b[span].tolist())), (a[span], b[span])
+        assert abs(sum(map(sp.get_score, a[span].tolist()))
+                   - sum(map(sp.get_score, b[span].tolist()))) < 1e-4, (a[span], b[span])
+
+
 def test_graph_ids_equal_python_tokenizer_on_real_text(tokenizer, spm_model, pairs):
     ids = make_id_functions(spm_model.read_bytes(), LQ, LD)
     rng = np.random.default_rng(0)
@@ -313,17 +333,18 @@ def test_graph_ids_equal_python_tokenizer_on_real_text(tokenizer, spm_model, pai
     queries = [r["query"] for r in sample] + TEXTS
     got = ids.query_ids(tf.constant(queries)).numpy()
     assert got.dtype == np.int32 and got.shape == (len(queries), LQ)
-    np.testing.assert_array_equal(got, padded_query_ids(tokenizer, queries))
-    for row, r in zip(got, sample):  # and so the build's own ids
-        assert row.tolist() == fit_length(r["query_ids"], LQ)
+    assert_ids_equal_up_to_ties(got, padded_query_ids(tokenizer, queries), spm_model)
+    # and so the build's own ids
+    assert_ids_equal_up_to_ties(got[:len(sample)], [fit_length(r["query_ids"], LQ) for r in sample],
+                                spm_model)
 
     titles = [r["doc_title"] for r in sample] + TEXTS + [""] * 17
     texts = [r["doc_text"] for r in sample] + CONTEXTS + CONTEXTS
     got = ids.response_ids(tf.constant(titles), tf.constant(texts)).numpy()
     assert got.dtype == np.int32 and got.shape == (len(titles), LD)
-    np.testing.assert_array_equal(got, padded_response_ids(tokenizer, titles, texts))
-    for row, r in zip(got, sample):
-        assert row.tolist() == fit_length(r["doc_ids"], LD)
+    assert_ids_equal_up_to_ties(got, padded_response_ids(tokenizer, titles, texts), spm_model)
+    assert_ids_equal_up_to_ties(got[:len(sample)], [fit_length(r["doc_ids"], LD) for r in sample],
+                                spm_model)
     # short maximum lengths: the title alone is cut, the final [SEP] stays
     short = make_id_functions(spm_model.read_bytes(), 5, 6)
     long_title = TEXTS[7]

@@ -6,9 +6,10 @@ Rules (also in the README):
   written without spaces short runs of characters (a Han character; two kana; three Thai, Lao,
   Khmer or Myanmar characters). Every count, cap and truncation below uses the same measure.
 - Passages: consecutive sentences of one section (joined by one space, or by nothing after a
-  CJK mark such as 。 or 」, as Chinese and Japanese are written), packed greedily until the next sentence would
-  push the document (title, text and the [CLS]/[SEP] framing) past `doc_max_tokens`; a sentence
-  longer than that alone is a passage of its own. Never across sections.
+  CJK mark such as 。 or 」, as Chinese and Japanese are written), packed greedily until the
+  next sentence would push the document (title, text and the [CLS]/[SEP] framing) past
+  `doc_max_tokens`; a sentence longer than that alone is a passage of its own. Never across
+  sections.
 - Documents are capped: a document over `doc_max_tokens` (framing and title included) has its
   text truncated at a token boundary (`{task}_doc_truncated`), so doc_text, doc_tokens and the
   doc ids agree, and memory is bounded by the cap, not by the page.

@@ -120,9 +120,10 @@ def language_mismatch(path: str) -> tuple[str, TextLanguage | None]:
 def _undetected_corpus_language(path: str, kind: str) -> str | None:
     """A passage corpus declares no language: warn where its text does not tell one either, as
     its passages are then taken for English (sentence rules, the pairs' `lang`)."""
-    if not sample_texts(path, kind):
+    texts = sample_texts(path, kind)
+    if not texts:
         return None  # no record to read: reading it says why
-    found = detected_language(path, kind)
+    found = detected_language(texts)
     if found.lang:
         return None
     line = (f"wikipairs: warning: {os.path.basename(path)}: its language is not clear from its "

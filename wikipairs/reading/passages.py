@@ -321,10 +321,11 @@ def sample_texts(path: str, kind: str) -> list[str]:
 CORPUS_MIN_LETTERS = 100
 
 
-def detected_language(path: str, kind: str):
-    """The language of a corpus's first records (a TextLanguage; lang "": no verdict)."""
+def detected_language(texts: list[str]):
+    """The language of a corpus's first records' `texts` (`sample_texts`), a TextLanguage
+    (lang "": no verdict)."""
     from ..text.language_check import detect
-    return detect(sample_texts(path, kind), min_letters=CORPUS_MIN_LETTERS)
+    return detect(texts, min_letters=CORPUS_MIN_LETTERS)
 
 
 def site_for(path: str, kind: str, lang: str | None) -> SiteInfo:
@@ -332,7 +333,7 @@ def site_for(path: str, kind: str, lang: str | None) -> SiteInfo:
     `parse` checks a dump's (wikipairs.text.language_check), else en (`check_declared_language`
     warns then)."""
     if not lang:
-        lang = detected_language(path, kind).lang or "en"
+        lang = detected_language(sample_texts(path, kind)).lang or "en"
     return SiteInfo(dbname="", base="", lang=lang, namespaces=default_namespaces(lang),
                     export_version=kind)
 

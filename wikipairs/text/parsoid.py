@@ -42,8 +42,8 @@ from selectolax.lexbor import LexborHTMLParser
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_INVISIBLE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER, BOILERPLATE_SECTIONS,
-                       ParseOptions, _Piece, prose_spans)
+from .wikitext import (_INVISIBLE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER,
+                       BOILERPLATE_SECTIONS, ParseOptions, _Piece, prose_spans)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # Elements whose boundaries end a paragraph (their inline content is a paragraph of its own).

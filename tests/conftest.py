@@ -191,3 +191,30 @@ def read_articles(output: Path | str) -> list[dict]:
     for shard in shards:
         rows.extend(pq.read_table(shard).to_pylist())
     return rows
+
+
+# ---- one page of wikitext through the cleaner (tests of text rules) ---------------------------
+
+_CLEANERS: dict = {}
+
+
+def cleaner(lang: str):
+    """The wikitext Cleaner of a wiki in `lang` (default namespaces, sentencex), one per lang."""
+    from wikipairs.records import SiteInfo
+    from wikipairs.text.sentences import SentenceSplitter
+    from wikipairs.text.titles import TitleParser
+    from wikipairs.text.wikitext import Cleaner
+    if lang not in _CLEANERS:
+        _CLEANERS[lang] = Cleaner(TitleParser(SiteInfo(lang=lang)),
+                                  SentenceSplitter.for_language(lang, method="sentencex"))
+    return _CLEANERS[lang]
+
+
+def page_article(lang: str, text: str) -> Article:
+    """The Article `text` becomes as the page "Test" of a wiki in `lang`."""
+    from wikipairs.records import Page
+    return cleaner(lang).article(Page(id=1, ns=0, title="Test", text=text))
+
+
+def page_sentences(lang: str, text: str) -> list[str]:
+    return [s for _, _, _, s in page_article(lang, text).sentences()]

@@ -7,20 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import page_article, page_sentences as sentences
 from wikipairs.pairs.tasks import PairBuilder, PairConfig
 from wikipairs.reading.page_reader import DumpFile
-from wikipairs.records import Article, Page, Section, SiteInfo
-from wikipairs.text.sentences import SentenceSplitter
-from wikipairs.text.titles import TitleParser, default_namespaces
-from wikipairs.text.wikitext import Cleaner
-
-
-def sentences(lang: str, text: str) -> list[str]:
-    site = SiteInfo(lang=lang, namespaces=default_namespaces(lang))
-    splitter = SentenceSplitter.for_language(lang, [], method="sentencex")
-    article = Cleaner(TitleParser(site), splitter=splitter).article(Page(1, 0, "P", text))
-    return [s for section in article.sections for paragraph in section.paragraphs
-            for s in paragraph]
+from wikipairs.records import Article, Section
 
 
 @pytest.mark.parametrize("lang,text,expected", [
@@ -113,10 +103,7 @@ def test_documents_join_cjk_sentences_as_written(keep_rate):
 
 
 def headings(lang: str, text: str) -> list[str]:
-    site = SiteInfo(lang=lang, namespaces=default_namespaces(lang))
-    splitter = SentenceSplitter.for_language(lang, [], method="sentencex")
-    article = Cleaner(TitleParser(site), splitter=splitter).article(Page(1, 0, "P", text))
-    return [section.heading for section in article.sections]
+    return [section.heading for section in page_article(lang, text).sections]
 
 
 @pytest.mark.parametrize("lang,see_also,links", [

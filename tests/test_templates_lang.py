@@ -8,32 +8,10 @@ from collections import Counter
 import pytest
 
 import wikipairs.text.wikitext as wikitext
-from conftest import wiki_file
+from conftest import cleaner, page_article as article, page_sentences as sentences, wiki_file
 from wikipairs.parse import ParseConfig, iter_articles
-from wikipairs.records import Page, SiteInfo
 from wikipairs.text import template_drops
-from wikipairs.text.sentences import SentenceSplitter
 from wikipairs.text.templates import renderer_for
-from wikipairs.text.titles import TitleParser
-from wikipairs.text.wikitext import Cleaner
-
-_CLEANERS: dict[str, Cleaner] = {}
-
-
-def cleaner(lang: str) -> Cleaner:
-    if lang not in _CLEANERS:
-        _CLEANERS[lang] = Cleaner(TitleParser(SiteInfo(lang=lang)),
-                                  SentenceSplitter.for_language(lang, method="sentencex"))
-    return _CLEANERS[lang]
-
-
-def article(lang: str, text: str):
-    return cleaner(lang).article(Page(id=1, ns=0, title="Test", text=text))
-
-
-def sentences(lang: str, text: str) -> list[str]:
-    return [s for _, _, _, s in article(lang, text).sentences()]
-
 
 # (lang, wikitext, the sentences it becomes)
 CASES = [

@@ -129,3 +129,16 @@ def test_debris_sentences_are_left_out_and_counted(tmp_path):
     sentence = article.sections[0].paragraphs[link.paragraph][link.sentence]
     assert sentence[link.start:link.end] == link.anchor == "History of the town"
     assert counts["wordless_sentences"] == 2 and counts["leading_pipes"] == 1, counts
+
+
+def test_poems_quotations_and_divs_are_blocks_of_their_own():
+    """MediaWiki ends the paragraph at a block element: the last line of a poem or a quotation
+    never runs into the next sentence (elwiki's Αυστρία read "...dat tibi regna VenusΆσε τους").
+    A poem's lines stay one paragraph: a verse sentence spans them."""
+    from conftest import page_sentences
+    text = ("The motto reads:<poem>\nBella gerant alii,\ntu felix Austria nube\n</poem>"
+            "It was coined late.\n\nHe said:\n<blockquote>Now is the time. It is late</blockquote>\n"
+            "After that he left. <div class=\"x\">A box.</div> The end.")
+    assert page_sentences("en", text) == [
+        "The motto reads:", "Bella gerant alii, tu felix Austria nube", "It was coined late.",
+        "He said:", "Now is the time.", "It is late", "After that he left.", "A box.", "The end."]

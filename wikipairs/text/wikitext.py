@@ -73,6 +73,10 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
+# Block elements: MediaWiki ends the paragraph before and after them, so the last line of a poem
+# or a quotation never runs into the text that follows it (as in Parsoid HTML, see parsoid.py).
+# A poem's lines stay joined: a verse sentence often spans them.
+_BLOCK_TAG = re.compile(r"</?(?:poem|blockquote|div|p)\b[^<>]*>", re.I)
 # Behaviour switches in the wiki's own language as in English: __NOTOC__, __БЕЗ_ОГЛАВЛЕНИЯ__,
 # __لا_فهرس__, __无目录__. Capitals or caseless letters joined by single underscores; a word with a
 # lower-case letter (Python's __init__ in running text) is not a switch.
@@ -222,6 +226,7 @@ class Cleaner:
         text, categories = self.strip_special_links(text)
         text = self.expand_templates(text, work)
         add_dropped_templates(counts, work.dropped_inline)
+        text = _BLOCK_TAG.sub("\n\n", text)
         if "__" in text:
             text = _MAGIC.sub("", text)
         if "()" in text or "( " in text or "(," in text or "(;" in text or "（" in text:

@@ -81,6 +81,26 @@ EXTRA_ABBREVIATIONS = {
 }
 EXTRA_ABBREVIATIONS["simple"] = EXTRA_ABBREVIATIONS["en"]
 
+# Abbreviations that stand before a name or a number and so never end a sentence ("ок. 12 млн",
+# "им. Ленина", "ul. Marszałkowska", "Mgr Dupont"), where sentencex's lists lack them and cut
+# the sentence there (`_joined_false_ends`). Lower-case, no final period. Not those that can end
+# one: "в 1990 г.", "и др.", "5 тыс.", "osv.", "usw.", "19. yy.", French "sept." (seven).
+PREFIX_ABBREVIATIONS = {lang: frozenset(words.split()) for lang, words in {
+    "ru": "ок им св пос дер ст кн ген доц г-н г-жа англ лат нем фр реж род ум букв см ср напр "
+          "прим гл корп наб пл обл р-н нач",
+    "uk": "бл ім св вул пр просп р-н ген англ нар пом див напр с-ще м-ко",
+    "pl": "ok im św ul al pl os gen płk ks dr inż mgr hab ur zm zob np woj pow gm",
+    "cs": "angl lat něm nar zem okr",
+    "de": "geb gest hl engl lat franz",
+    "fr": "mgr mme mlle st ste janv févr avr juil oct nov déc",
+    "it": "pag",
+    "es": "aprox ca",
+    "pt": "aprox av núm vol pág cap sta",
+    "sv": "t.ex resp kl",
+    "nl": "o.a",
+    "tr": "doç av sok cad mah bkz",
+}.items()}
+
 # Training text needed before the trained parameters are worth using (~a few hundred articles).
 TRAINING_CHARS = 2_000_000
 
@@ -361,12 +381,15 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
     * the period follows a letter of a script whose sentences never end with one (Thai, Lao,
       Khmer, Myanmar): an abbreviation, "พ.ศ. 2325", "20 กม.", "ดร.";
     * a closing quote or bracket is followed by a Japanese particle that continues the sentence
-      (「I am happy.」と言う), as the universal rule keeps 「…。」と言う whole.
+      (「I am happy.」と言う), as the universal rule keeps 「…。」と言う whole;
+    * the piece ends with an abbreviation of the language that precedes a name or a number
+      (`PREFIX_ABBREVIATIONS`: "ок. 12 млн", "им. Ленина").
     The initial may be two letters, a capital and a small one: Greek and Russian write J., D.
     as "Τζ.", "Ντ.", "Дж."."""
     if len(spans) < 2:
         return spans
     ordinals = lang in ORDINAL_PERIOD_LANGUAGES
+    prefixes = PREFIX_ABBREVIATIONS.get(lang)
     native_stops = _NATIVE_FULL_STOP.search(text) is not None
     joined = [spans[0]]
     for start, end in spans[1:]:
@@ -378,7 +401,9 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
                 or native_stops and text[piece_end - 1] == "." and _CASELESS.match(text, start)
                 or text[piece_end - 1] == "." and piece_end - 2 >= before
                 and _PERIODLESS.match(text, piece_end - 2)
-                or text[piece_end - 1] in _JA_CLOSERS and _QUOTE_CONTINUES.match(text, start)):
+                or text[piece_end - 1] in _JA_CLOSERS and _QUOTE_CONTINUES.match(text, start)
+                or prefixes and text[piece_end - 1] == "." and _ends_with_prefix(
+                    text, before, piece_end, prefixes)):
             joined[-1] = (before, end)
         else:
             joined.append((start, end))
@@ -402,6 +427,13 @@ _CASELESS = regex.compile(r"[\p{Lo}\d]")
 # one of their letters ends an abbreviation (Thai พ.ศ., the Buddhist era, in most dates).
 _PERIODLESS = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 _JA_CLOSERS = "」』）"
+_LAST_WORD = regex.compile(r"(?<![\w.\-])[\w][\w.\-]*\.$")
+
+
+def _ends_with_prefix(text: str, start: int, end: int, prefixes: frozenset) -> bool:
+    """Whether text[start:end] ends with one of `prefixes` and its period ("им.", "t.ex.")."""
+    word = _LAST_WORD.search(text, max(start, end - 12), end)
+    return word is not None and word.group()[:-1].casefold() in prefixes
 _ORDINAL = re.compile(r"(?<![\d.,])\d{1,3}\.$")
 
 

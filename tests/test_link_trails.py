@@ -1,7 +1,8 @@
-"""Link trails (wikipairs.text.wikitext): the letters right after `]]` join the anchor, as
-MediaWiki's $linkTrail does ("[[bus]]es"), but never letters of scripts written without spaces:
-on jawiki "[[言語]]と" is the link 言語 followed by と (jawiki and zhwiki have no such trail), where
-13,093 of the sample's 30,048 anchors used to run on to the next punctuation mark."""
+"""Link trails (wikipairs.text.wikitext): the letters right after `]]` join the anchor as
+MediaWiki's $linkTrail of the wiki's language says ("[[bus]]es"; link_trails.py, from MediaWiki
+1.43). On jawiki "[[言語]]と" is the link 言語 followed by と, where 13,093 of the sample's 30,048
+anchors used to run on to the next punctuation mark; on bnwiki a trail takes its vowel signs
+("[[বাংলা লিপি]]তে"), where 308 of the sample's anchors used to end inside a letter."""
 from __future__ import annotations
 
 import re
@@ -24,6 +25,13 @@ CASES = [
     ("th", "[[กรุงเทพมหานคร]]เป็นเมืองหลวง", ["กรุงเทพมหานคร"]),
     ("ja", "[[C言語]]sと[[Unix]]es。", ["C言語s", "Unixes"]),  # Latin letters still trail
     ("en", "[[Nine]]9 and [[x]]_y.", ["Nine", "x"]),  # never digits or underscores
+    ("en", "The [[ARM]]SA and [[café]]és.", ["ARM", "café"]),  # [a-z] only on enwiki
+    ("bn", "[[বাংলা লিপি]]তে লেখা [[বড়ু চণ্ডীদাস]]ের কাব্য", ["বাংলা লিপিতে", "বড়ু চণ্ডীদাসের"]),
+    ("hi", "[[भारत]]ीय [[दिल्ली]] में", ["भारतीय", "दिल्ली"]),  # a vowel sign joins
+    ("ko", "[[대한민국]]의 [[서울]]은 [[bus]]es", ["대한민국", "서울", "buses"]),  # particles stay out
+    ("zh", "[[Apple]]s的[[北京]]", ["Apple", "北京"]),  # zhwiki: no trail at all
+    ("ar", "[[مصر]]ية و[[القاهرة]]", ["مصرية", "القاهرة"]),
+    ("no", "[[Bergen]]søy og [[Oslo]]s", ["Bergensøy", "Oslos"]),  # nowiki speaks nb
 ]
 
 
@@ -45,6 +53,15 @@ def test_anchor_takes_the_trail_of_its_wiki(lang, text, anchors):
     # the text itself is unchanged: only where the link ends moves
     assert "".join(sentences).replace(" ", "") == re.sub(r"\[\[(?:[^|\]]*\|)?|\]\]", "",
                                                           text).replace(" ", "")
+
+
+def test_every_language_has_a_trail_pattern_re_compiles():
+    from wikipairs.text.link_trails import LINK_TRAILS
+    from wikipairs.text.wikitext import link_trail
+    for lang in list(LINK_TRAILS) + ["xx", "simple", "zh-yue", "de-formal"]:
+        re.compile(link_trail(lang))
+    assert link_trail("simple") == link_trail("en") == "(?:[a-z])*"
+    assert link_trail("zh-classical") == link_trail("zh") == ""  # lzh falls back to zh
 
 
 def test_jawiki_anchors_stop_at_the_link(parsed_dumps):

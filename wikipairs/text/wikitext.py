@@ -21,6 +21,7 @@ from mwparserfromhell.nodes import (Argument, Comment, ExternalLink, Heading, HT
 from ..records import Article, Link, Page, Section
 from .sentences import SentenceSplitter
 from .template_drops import add_page as add_dropped_templates, display_name, in_running_text
+from .link_trails import DEFAULT, LINK_TRAILS
 from .templates import renderer_for
 from .titles import INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces
 
@@ -103,13 +104,8 @@ _DEBRIS_START = frozenset("|!{}-")
 # shown as typed by MediaWiki but never words of a sentence.
 _STRAY_BRACKETS = re.compile(r"\[\[+(?:([^\[\]\n]*)\](?!\]))?|\]\]+")  # "[[x]" too
 _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
-# A link's trail: the letters right after `]]` that join its anchor ("[[bus]]es"), as
-# MediaWiki's $linkTrail does. Not letters of scripts written without spaces (Han, kana, Thai,
-# Lao, Khmer, Myanmar): jawiki and zhwiki have no trail of those (their link would swallow the
-# following words), and no wiki's trail holds them.
-_TRAIL_LETTER = (r"[^\W\d_\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
-                 r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]")
-_TRAIL = re.compile(r"^%s+" % _TRAIL_LETTER)
+# A link's trail: the letters right after `]]` that join its anchor ("[[bus]]es"): those of
+# MediaWiki's $linkTrail for the wiki's language (link_trails.py, see `link_trail`).
 _URL = re.compile(r"\b(?:https?|ftp)://\S+")
 _TAG_LEFTOVER = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*\b[^<>]*>")
 _SPACES = re.compile(r"\s+")
@@ -126,7 +122,7 @@ _EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；]*[)）]")
 _IDENTIFIER_END = re.compile(r"[A-Za-z0-9_]")
 # ... or opening with the separator that followed it: "({{IPA|...}}; born 1900)" -> "(born 1900)".
 _BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])\s*[,;:、，；][\s,;:、，；]*")
-_SIMPLE_LINK = re.compile(r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\](%s*)" % _TRAIL_LETTER)
+_SIMPLE_LINK = r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\](%s)"  # trail: link_trail()
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
 # Inline HTML tags that _render_nodes reduces to their content, and line breaks (a space).
@@ -201,6 +197,10 @@ class Cleaner:
         lang = self._lang = self.titles.site.lang  # inline templates are the wiki's own
         # -{...}- is markup only where MediaWiki converts between variants; elsewhere it is text.
         self._converts_variants = lang.split("-")[0] in VARIANT_LANGUAGES
+        trail = link_trail(lang)
+        self._simple_link = re.compile(_SIMPLE_LINK % trail)
+        self._trail = re.compile(trail)
+        self._trail_end = re.compile(r"\]\]%s\Z" % trail)  # a link and its trail end here
         self.boilerplate = BOILERPLATE_SECTIONS["en"] | BOILERPLATE_SECTIONS.get(lang, set())
         self.file_names = self.titles.namespace_names(6) | self.titles.namespace_names(-2)
         self.category_names = self.titles.namespace_names(14)
@@ -452,8 +452,8 @@ class Cleaner:
             return [_Piece(paragraph)]
         original = paragraph
         if "<" in paragraph:  # inline tags: their markup goes, their content stays
-            paragraph = _strip_inline_tags(paragraph) or original
-        links = list(_SIMPLE_LINK.finditer(paragraph))
+            paragraph = _strip_inline_tags(paragraph, self._trail_end) or original
+        links = list(self._simple_link.finditer(paragraph))
         if links:
             gaps, last = [], 0
             for m in links:
@@ -473,10 +473,10 @@ class Cleaner:
     def _render_simple(self, paragraph: str, links=None) -> list[_Piece]:
         """Fast path for the common paragraph: plain text, entities and [[target|anchor]] links,
         nothing nested. It gives what the mwparserfromhell path gives for such text.
-        `links`: the matches of _SIMPLE_LINK in `paragraph`, when already found."""
+        `links`: the matches of self._simple_link in `paragraph`, when already found."""
         pieces, last = [], 0
         link_piece = self._link_piece
-        for m in (links if links is not None else _SIMPLE_LINK.finditer(paragraph)):
+        for m in (links if links is not None else self._simple_link.finditer(paragraph)):
             start = m.start()
             if start > last:
                 pieces.append(_Piece(_unescape(paragraph[last:start])))
@@ -503,7 +503,7 @@ class Cleaner:
             if isinstance(node, Text):
                 value = node.value
                 if trail_after is not None:
-                    trail = _TRAIL.match(value)
+                    trail = self._trail.match(value)
                     if trail:
                         trail_after.text += trail.group()
                         value = value[trail.end():]
@@ -769,13 +769,27 @@ def template_args(source: str) -> dict[str, str] | None:
     return {str(p.name).strip(): str(p.value) for p in template.params}
 
 
-_LINK_TRAIL_END = re.compile(r"\]\]%s*\Z" % _TRAIL_LETTER)  # a link and its trail end here
+# Wikimedia's wikis whose content language has another code than the wiki (its dbname).
+_WIKI_LANGUAGES = {"no": "nb", "simple": "en", "zh-yue": "yue", "zh-classical": "lzh",
+                   "zh-min-nan": "nan", "be-x-old": "be-tarask", "bat-smg": "sgs",
+                   "roa-rup": "rup", "fiu-vro": "vro", "als": "gsw"}
 
 
-def _strip_inline_tags(paragraph: str) -> str | None:
+def link_trail(lang: str) -> str:
+    """A pattern of the letters that join a link's anchor after its `]]` on a wiki in `lang`,
+    as MediaWiki's $linkTrail (with the language's fallbacks) says: "[a-z]*" on enwiki (Latin
+    small letters only: "[[NASA]]'s", "[[대한민국]]의" end at the link), the whole Bengali block
+    with its vowel signs on bnwiki ("[[বাংলা লিপি]]তে" is one link), nothing on zhwiki."""
+    code = _WIKI_LANGUAGES.get(lang, lang)
+    unit = LINK_TRAILS.get(code, LINK_TRAILS.get(code.split("-")[0], DEFAULT))
+    return f"(?:{unit})*" if unit else ""
+
+
+def _strip_inline_tags(paragraph: str, trail_end: re.Pattern) -> str | None:
     """The paragraph with its inline tags replaced as _render_nodes renders them (content kept,
     <br> a space), for the render fast path; None where a tag is inside a link or right after
-    one and its trail (it ends the trail), which mwparserfromhell must see.
+    one and its trail (it ends the trail; `trail_end` finds them), which mwparserfromhell must
+    see.
     tests/test_speed_equivalence.py checks that the fast path then gives the same."""
     out, last = [], 0
     opened = closed = counted = 0  # "[[" and "]]" in paragraph[:counted], counted on (a tag
@@ -785,7 +799,7 @@ def _strip_inline_tags(paragraph: str) -> str | None:
         opened += paragraph.count("[[", counted, at)
         closed += paragraph.count("]]", counted, at)
         counted = at
-        if _LINK_TRAIL_END.search(paragraph, max(0, at - 256), at) or opened != closed:
+        if trail_end.search(paragraph, max(0, at - 256), at) or opened != closed:
             return None
         out.append(paragraph[last:at])
         out.append(" " if m.group(1) else "")

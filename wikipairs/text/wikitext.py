@@ -88,6 +88,9 @@ _QUOTES = re.compile(r"'{2,}")
 # match: a run of exactly four quotes (bold plus an apostrophe) keeps one, other runs go.
 # (It starts with a quote, not a lookbehind, so that the regex engine can skip to quotes.)
 _QUOTE_MARKUP = re.compile(r"'(?:(?<!'')''(?='(?!'))|'+)")
+_QUOTE_RUN = re.compile(r"(''+)")
+# Put where a dropped template stood between two quote runs, which MediaWiki sees apart.
+_RUN_BREAK = "\x02"
 _BRACES = re.compile(r"\{\{|\}\}|^[ \t:]*\{\||^[ \t]*\|\}(?!\})", re.M)  # see _brace_tokens
 _BRACE_CANDIDATES = re.compile(r"\{[{|]|\}\}|\|\}")
 _BRACKETS = re.compile(r"\[\[|\]\]|\n[ \t]*\n")  # links never span a blank line
@@ -172,6 +175,60 @@ def _without_empty_brackets(text: str) -> str:
     return _BRACKET_OPENS_WITH_SEPARATOR.sub(r"\1", marked)
 
 
+def _without_quote_markup(text: str) -> str:
+    """`text` without its bold and italic quote runs, keeping the apostrophes MediaWiki shows
+    (Parser::doQuotes, line by line): one of a run of four, all but five of a longer run, and,
+    where a line has an odd number of both bold and italic runs, the first quote of the bold run
+    that best follows a word's apostrophe: "l'''Homme de Vitruve''" reads "l'Homme de Vitruve",
+    "''Eagle'''s engine" reads "Eagle's engine". The other lines need only _QUOTE_MARKUP, and
+    only lines with a bold run can be one of these: they are found by a string search."""
+    if "'''" not in text:
+        return _QUOTE_MARKUP.sub("", text)
+    out, last, at = [], 0, text.find("'''")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        bold = text.count("'''", at, end)  # runs of two and three only, where no "''''"
+        if bold % 2 and (text.count("''", start, end) - bold) % 2 \
+                or text.find("''''", at, end) != -1:
+            out.append(_QUOTE_MARKUP.sub("", text[last:start]))
+            out.append(_line_without_quote_markup(text[start:end]))
+            last = end
+        at = text.find("'''", end)
+    out.append(_QUOTE_MARKUP.sub("", text[last:]))
+    return "".join(out)
+
+
+def _line_without_quote_markup(line: str) -> str:
+    parts = _QUOTE_RUN.split(line)  # text, run, text, run, ..., text
+    italics = bold = 0
+    for i in range(1, len(parts), 2):
+        n = len(parts[i])
+        if n == 4 or n > 5:  # bold (or both) after apostrophes
+            parts[i - 1] += "'" * (1 if n == 4 else n - 5)
+            n = 3 if n == 4 else 5
+            parts[i] = "'" * n
+        italics += n != 3
+        bold += n != 2
+    if italics % 2 and bold % 2:  # one bold run is an apostrophe and an italic run
+        single = multi = space = None
+        for i in range(1, len(parts), 2):
+            if len(parts[i]) == 3:
+                before = parts[i - 1].encode()  # MediaWiki looks at bytes
+                if before[-1:] == b" ":
+                    space = i if space is None else space
+                elif before[-2:-1] == b" ":
+                    single = i
+                    break
+                elif multi is None:
+                    multi = i
+        chosen = next((i for i in (single, multi, space) if i is not None), None)
+        if chosen is not None:
+            parts[chosen - 1] += "'"
+    return "".join(parts[0::2])
+
+
 def shown_in_text(parsed, target: str) -> bool:
     """Whether a File, Media or Category link (`target` as written, `parsed` its title) shows in
     the running text as a link, its label or else its name: [[:Category:X]], [[:File:X|label]],
@@ -234,7 +291,9 @@ class Cleaner:
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)
         if "''" in text:
-            text = _QUOTE_MARKUP.sub("", text)
+            text = _without_quote_markup(text)
+            if _RUN_BREAK in text:
+                text = text.replace(_RUN_BREAK, "")
         return text, categories, work.hidden_links
 
     def expand_templates(self, text: str, work: _PageWork, depth: int = 0) -> str:
@@ -252,8 +311,11 @@ class Cleaner:
                     kind, start = stack.pop()
                     if not stack:
                         out.append(text[last:start])
-                        out.append(self._render_template(text[start:end], work, depth, text,
-                                                         start))
+                        rendered = self._render_template(text[start:end], work, depth, text,
+                                                         start)
+                        if not rendered and text[start - 1:start] == "'" == text[end:end + 1]:
+                            rendered = _RUN_BREAK  # '''{{chem|..}}''': two runs, not six quotes
+                        out.append(rendered)
                         last = end
             elif stack and stack[-1][0] == "table":
                 kind, start = stack.pop()

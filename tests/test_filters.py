@@ -21,6 +21,11 @@ def page(title: str, text: str = PROSE) -> Page:
     "Vell (Begriffsklärung)",
     "Vell (homonymie)",
     "Βελ (αποσαφήνιση)",
+    "EU (曖昧さ回避)",  # jawiki
+    "Москва (значения)",  # ruwiki
+    "দেশ (দ্ব্যর্থতা নিরসন)",  # bnwiki
+    "Paris (desambiguação)",
+    "Lima (消歧义)",
 ])
 def test_disambiguation_by_title(title):
     assert skip_reason(page(title)) == "disambiguation", title
@@ -42,6 +47,12 @@ def test_disambiguation_by_title(title):
     "'''Vell''' peut désigner :\n* [[Vell (rivière)]]\n\n{{Homonymie}}",
     "'''Βελ''' μπορεί να αναφέρεται:\n* [[Βελ (ποταμός)]]\n\n{{Αποσαφήνιση}}",
     "* [[River Vell]]\n{{disambiguation\n|geo}}",
+    "'''タイ'''は以下を指す。\n* [[タイ王国]]\n{{aimai}}",  # jawiki's 地理 and タイ
+    "'''地理'''\n* [[地理学]]\n{{Aimai}}",
+    "'''দেশ'''\n* [[রাষ্ট্র]]\n{{দ্ব্যর্থতা নিরসন}}",
+    "'''서울'''\n* [[서울특별시]]\n{{동음이의}}",
+    "'''بيروت'''\n* [[بيروت (مدينة)]]\n{{توضيح}}",
+    "'''Lima'''\n* [[Lima (Peru)]]\n{{Desambiguação}}",
 ])
 def test_disambiguation_by_template(text):
     assert skip_reason(page("Vell", text)) == "disambiguation", text
@@ -76,6 +87,8 @@ def test_templates_named_like_dab_words_are_not_dab():
                             )) is None
     assert skip_reason(page("Vell", PROSE + "\n{{Short description|Disambiguation-free river}}"
                             )) is None
+    assert skip_reason(page("タイ", PROSE + "{{要曖昧さ回避|date=2020年1月}}")) is None
+    assert skip_reason(page("Vell", PROSE), ["曖昧さ回避の必要なリンクのあるページ"]) is None
 
 
 # ---- lists -----------------------------------------------------------------------------------

@@ -13,12 +13,30 @@ DISAMBIGUATION_TEMPLATES = {
     "letter disambiguation", "school disambiguation", "hospital disambiguation", "mathdab",
     "numberdis", "species latin name disambiguation", "call sign disambiguation", "shipindex",
     "roaddis", "disambiguation cleanup", "airport disambiguation", "letter-number combination disambiguation",
-    # other languages
+    # other languages: each wiki's own template (the one that adds __DISAMBIG__, which a dump
+    # cannot show), not its hatnotes ({{要曖昧さ回避}}, "needs disambiguation", is prose)
     "begriffsklärung", "bkl", "homonymie", "desambiguación", "desambiguacion", "disambigua",
     "αποσαφήνιση", "dp", "многозначность", "неоднозначность", "ujednoznacznienie", "förgrening",
+    "aimai", "曖昧さ回避", "人名の曖昧さ回避", "地名の曖昧さ回避", "消歧义", "消歧義", "동음이의",
+    "동음이의어", "توضيح", "ابهام‌زدایی", "פירושונים", "desambiguação", "desambig",
+    "trang định hướng", "неоднозначність", "багатозначність", "anlam ayrımı", "rozcestník",
+    "rozlišovacia stránka", "দ্ব্যর্থতা নিরসন", "बहुविकल्पी शब्द", "disambiguasi", "egyért",
+    "täsmennyssivu", "pekerside", "flertydig", "desambiguació", "dezambiguizare",
+    "แก้ความกำกวม", "вишезначна одредница", "razdvojba", "razločitev", "täpsustusleht",
+    "բազմիմաստություն",
 }
+# Words of disambiguation categories and of title qualifiers: "Vell (homonymie)".
 DISAMBIGUATION_WORDS = ("disambiguation", "begriffsklärung", "homonymie", "desambiguación",
-                        "disambigua", "αποσαφήνιση", "многозначн", "ujednoznacznienie")
+                        "disambigua", "αποσαφήνιση", "многозначн", "ujednoznacznienie",
+                        "消歧义", "消歧義", "동음이의", "توضيح", "ابهام‌زدایی", "פירושונים",
+                        "desambiguação", "định hướng", "неоднозначн", "багатозначн",
+                        "anlam ayrımı", "rozcestník", "দ্ব্যর্থতা নিরসন", "बहुविकल्पी",
+                        "disambiguasi", "egyértelműsítő", "täsmennyssivu", "desambiguació",
+                        "dezambiguizare", "แก้ความกำกวม", "вишезначн", "razdvojba",
+                        "razločitev", "täpsustus", "բազմիմաստություն")
+# Title qualifiers only: as a category word each would also name the maintenance categories of
+# the pages that link to a disambiguation page (jawiki's 曖昧さ回避の必要なリンクのあるページ).
+DISAMBIGUATION_TITLE_WORDS = DISAMBIGUATION_WORDS + ("曖昧さ回避", "значения", "значення")
 LIST_TITLE = re.compile(
     r"^(?:Lists? of|Index of|Outline of|Glossary of|Liste (?:der|von|des)|"
     r"Liste d[eu']|Lista de|Κατάλογος|Λίστα|Список)\b", re.I)
@@ -40,8 +58,7 @@ def skip_reason(page: Page, categories: list[str] | None = ()) -> str | None:
     `categories` None: the page is not parsed yet; the reason is given only where the title and
     templates decide it whatever the categories are (so that such pages need no parse)."""
     title = page.title
-    if "(disambiguation)" in title.lower() or any(
-            f"({word}" in title.lower() for word in DISAMBIGUATION_WORDS):
+    if "(" in title and any(f"({word}" in title.lower() for word in DISAMBIGUATION_TITLE_WORDS):
         return "disambiguation"
     names = _template_names(page.text)
     if names & DISAMBIGUATION_TEMPLATES:

@@ -145,6 +145,18 @@ def test_infobox_links_are_not_text_links(sample):
     assert [link.raw_target for link in outside if link.target == "River Vell"] == ["River Vell"]
 
 
+def test_links_of_footnotes_and_boilerplate_citations_are_not_the_pages():
+    """As on the HTML path, an infobox's links are the page's; a footnote's ({{efn}}) and a
+    citation's in a boilerplate section (the publisher of a {{cite book}} under "Sources": 221
+    of the gensim sample's 3,796 hidden targets, mostly university presses) are not."""
+    from conftest import page_article
+    text = ("{{Infobox river|mouth=[[North Sea]]}}\nThe '''Vell''' is a river.{{efn|See "
+            "[[John Smith]].}} It is long.\n\n== Sources ==\n* {{cite book|title=Rivers|"
+            "publisher=[[Oxford University Press]]}}\n")
+    hidden = [link.target for link in page_article("en", text).links if link.section == -1]
+    assert hidden == ["North Sea"]
+
+
 # ---- renderers, directly ----------------------------------------------------------------
 
 def render(name: str, *positional: str, **named: str) -> str:

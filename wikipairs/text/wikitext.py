@@ -175,6 +175,12 @@ def _without_empty_brackets(text: str) -> str:
     return _BRACKET_OPENS_WITH_SEPARATOR.sub(r"\1", marked)
 
 
+# Templates whose text is a footnote or a citation ({{efn|...}}, {{sfn|...}}, {{cite book|...}}):
+# their links are the reference's, not the page's, as <ref>s' are (and as on the HTML path).
+_FOOTNOTE = re.compile(r"(?i)(?:template:)?\s*(?:efn|refn|sfn|harv|notetag|cite|citation|"
+                       r"ref label|note label)")
+
+
 def _without_quote_markup(text: str) -> str:
     """`text` without its bold and italic quote runs, keeping the apostrophes MediaWiki shows
     (Parser::doQuotes, line by line): one of a run of four, all but five of a longer run, and,
@@ -339,10 +345,17 @@ class Cleaner:
         name = source[2:].split("|", 1)[0].split("}}", 1)[0]
         renderer = renderer_for(name, self._lang)
         if renderer is None or depth > 20:
-            if renderer is None and in_running_text(context, start, start + len(source)) \
-                    and not (depth == 0 and self._in_boilerplate(context, start, work)):
-                work.dropped_inline[display_name(name)] += 1  # its words are lost
-            self._collect_hidden_links(source, work.hidden_links)
+            # Its words are lost where it stood in running text; its links (an infobox's) are
+            # the page's, unless it is a footnote or in a boilerplate section (a publisher in a
+            # {{cite book}} under "Sources"): the rule of the HTML path's hidden links.
+            running = renderer is None and in_running_text(context, start, start + len(source))
+            links = "[[" in source and not _FOOTNOTE.match(name.strip())
+            if (running or links) and not (depth == 0 and self._in_boilerplate(context, start,
+                                                                               work)):
+                if running:
+                    work.dropped_inline[display_name(name)] += 1
+                if links:
+                    self._collect_hidden_links(source, work.hidden_links)
             return ""
         work.counts["templates_kept"] += 1
         args = template_args(source)

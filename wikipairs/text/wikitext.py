@@ -267,7 +267,9 @@ class Cleaner:
         self.boilerplate = BOILERPLATE_SECTIONS["en"] | BOILERPLATE_SECTIONS.get(lang, set())
         self.file_names = self.titles.namespace_names(6) | self.titles.namespace_names(-2)
         self.category_names = self.titles.namespace_names(14)
-        names = "|".join(re.escape(n) for n in sorted(self.file_names | self.category_names))
+        # "Tập tin:" is also written "Tập_tin:" or "Tập  tin:": MediaWiki reads all as one name
+        names = "|".join(re.escape(n).replace(r"\ ", r"[ _]+")
+                         for n in sorted(self.file_names | self.category_names))
         self._special_link = re.compile(r"\[\[\s*:?\s*(%s)\s*:" % names, re.I) if names else None
         self._brackets_before_special = re.compile(
             r"\[+(?=\[\[\s*:?\s*(?:%s)\s*:)" % names, re.I) if names else None

@@ -169,6 +169,9 @@ def render(name: str, *positional: str, **named: str) -> str:
 
 @pytest.mark.parametrize("name, positional, named, expected", [
     ("convert", ("12", "km", "mi"), {}, "12 km"),
+    ("flag", ("France",), {}, "[[France|France]]"),  # a link of the page, as MediaWiki's
+    ("ill", ("Zeta Institute", "de", "Zeta-Institut"), {"lt": "Zeta"}, "[[Zeta Institute|Zeta]]"),
+    ("flagu", ("Spain",), {}, "Spain"),  # u: unlinked
     ("convert", ("12", "km"), {"abbr": "on"}, "12 km"),
     ("Convert", ("2", "to", "5", "km"), {}, "2 to 5 km"),
     ("convert", ("2", "and", "5", "km", "mi"), {}, "2 and 5 km"),

@@ -135,6 +135,15 @@ def _abbrlink(args):
     return f"[[{meaning}|{abbr}]]" if abbr and meaning else abbr
 
 
+def _linked(args):
+    """{{flag|France}}, {{flagcountry|France}}, {{ill|Zeta Institute|de|Zeta-Institut}}: the
+    first argument, linked to that page (MediaWiki counts the link as the page's), shown as
+    `name=` or `lt=` where given."""
+    target = _pos(args, 1)
+    label = (args.get("name") or args.get("lt") or "").strip() or target
+    return f"[[{target}|{label}]]" if target else label
+
+
 def _circa(args):
     return f"c. {_pos(args, 1)}".strip()
 
@@ -177,8 +186,8 @@ RENDERERS = {
     "start date": _date, "end date": _date, "start date and age": _date, "date": _first,
     "dts": _date, "film date": _date, "as of": _as_of,
     "circa": _circa, "c.": _circa, "sortname": _sortname, "frac": _frac, "fraction": _frac,
-    "val": _val, "flag": _first, "flagcountry": _first, "flagu": _first,
-    "ill": _first, "interlanguage link": _first, "lang-rtl": _second,
+    "val": _val, "flag": _linked, "flagcountry": _linked, "flagu": _first,
+    "ill": _linked, "interlanguage link": _linked, "lang-rtl": _second,
     "quote": _quote, "blockquote": _quote, "quotation": _quote, "cquote": _quote,
     "nbsp": _const(" "), "ndash": _const("–"), "mdash": _const("—"), "snd": _const(" – "),
     "spaced ndash": _const(" – "), "dash": _const(" – "), "'": _const("&#39;"), "'s": _const("&#39;s"),

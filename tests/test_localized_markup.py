@@ -129,6 +129,9 @@ def test_see_also_and_external_links_of_other_wikis_are_no_text(lang, see_also, 
     # {{formatnum:}} with the wiki's separators
     ("tr", "Nüfusu {{formatnum:2750000}} kişidir.", ["Nüfusu 2.750.000 kişidir."]),
     ("pl", "Liczy {{formatnum:1861975}} mieszkańców.", ["Liczy 1 861 975 mieszkańców."]),
+    # an unpiped link shows its target decoded, as MediaWiki's rawurldecode
+    ("en", "Alpha is a [[Caf%C3%A9]] in Paris, [[100% Wolf]] too.",
+     ["Alpha is a Café in Paris, 100% Wolf too."]),
     # a namespace name with a space, written with "_": the file and its caption go
     ("vi", "Alpha là một vật. [[Tập_tin:X.jpg|nhỏ|Quang cảnh [[Hà Nội]] năm 1900]] Nó ở Huế.",
      ["Alpha là một vật.", "Nó ở Huế."]),

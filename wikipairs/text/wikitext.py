@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from bisect import bisect_right
+from urllib.parse import unquote
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -627,6 +628,8 @@ class Cleaner:
             anchor = raw.lstrip().lstrip(":")
             if "&" in anchor:  # [[35&nbsp;mm film]] reads "35 mm film"
                 anchor = html.unescape(anchor)
+            if "%" in anchor:  # [[Caf%C3%A9]] reads "Café" (MediaWiki's rawurldecode)
+                anchor = unquote(anchor)
             if parsed is not None and parsed.interwiki:
                 anchor = anchor.split(":", 1)[1] if ":" in anchor else anchor
                 other = self.titles.parse(anchor)  # [[:en:Category:X]] reads "X", as below

@@ -129,6 +129,8 @@ def test_see_also_and_external_links_of_other_wikis_are_no_text(lang, see_also, 
     # {{formatnum:}} with the wiki's separators
     ("tr", "Nüfusu {{formatnum:2750000}} kişidir.", ["Nüfusu 2.750.000 kişidir."]),
     ("pl", "Liczy {{formatnum:1861975}} mieszkańców.", ["Liczy 1 861 975 mieszkańców."]),
+    # an interlanguage link goes to the sidebar, piped or not; an interwiki one shows its label
+    ("en", "Paris [[fr:Paris|in French]]is big, see [[wikt:big|big]].", ["Paris is big, see big."]),
     # an unpiped link shows its target decoded, as MediaWiki's rawurldecode
     ("en", "Alpha is a [[Caf%C3%A9]] in Paris, [[100% Wolf]] too.",
      ["Alpha is a Café in Paris, 100% Wolf too."]),

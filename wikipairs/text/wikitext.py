@@ -624,6 +624,9 @@ class Cleaner:
         if anchor is not None and parsed is not None and parsed.ns == 0 and not parsed.interwiki:
             title = parsed.title  # the common [[Target|anchor]]: what the code below gives
             return _Piece(anchor, self.resolve(title) if self.resolve else title, title)
+        if parsed is not None and parsed.interwiki and not raw.lstrip().startswith(":") \
+                and parsed.interwiki not in _INTERWIKI_ONLY:
+            return None  # an interlanguage link, piped or not: in the sidebar, not in the text
         if anchor is None:
             anchor = raw.lstrip().lstrip(":")
             if "&" in anchor:  # [[35&nbsp;mm film]] reads "35 mm film"
@@ -636,9 +639,6 @@ class Cleaner:
                 if other is not None and other.ns != 0 and not other.interwiki:
                     anchor = anchor.split(":", 1)[1]
             anchor = anchor.split("#", 1)[0] if not anchor.startswith("#") else anchor[1:]
-            if parsed is not None and parsed.interwiki and not raw.lstrip().startswith(":") \
-                    and parsed.interwiki not in _INTERWIKI_ONLY:
-                return None  # an interlanguage link: shown in the sidebar, not in the text
         if parsed is not None and parsed.ns != 0 and not parsed.interwiki and anchor == raw.strip(" :"):
             anchor = parsed.title.split(":", 1)[1]  # [[:Category:Towns]] reads "Towns" in text
         if parsed is None or parsed.interwiki or parsed.ns != 0:

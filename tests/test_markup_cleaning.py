@@ -162,3 +162,12 @@ def test_apostrophes_that_mediawiki_shows_between_quote_runs_stay():
               "Sugar is ; glucose , too.")]
     for lang, text, expected in cases:
         assert page_sentences(lang, text) == [expected], text
+
+
+def test_text_that_only_looks_like_a_tag_stays():
+    """MediaWiki removes the tags it renders and shows any other "<...>" as typed: the Greek
+    letter articles' graphemes ("λατινικό <r>"), Maven's "<plugins>-section", "x<y and y>z"."""
+    from conftest import page_sentences
+    assert page_sentences("en", "If x&lt;y and y&gt;z, the &lt;blink&gt; tag and a "
+                                "<plugins>-section stay; a <span class=x>span</span> goes.") == [
+        "If x<y and y>z, the <blink> tag and a <plugins>-section stay; a span goes."]

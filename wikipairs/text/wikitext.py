@@ -111,7 +111,18 @@ _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
 # A link's trail: the letters right after `]]` that join its anchor ("[[bus]]es"): those of
 # MediaWiki's $linkTrail for the wiki's language (link_trails.py, see `link_trail`).
 _URL = re.compile(r"\b(?:https?|ftp)://\S+")
-_TAG_LEFTOVER = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*\b[^<>]*>")
+# Tags left over in text: those MediaWiki renders as markup (HTML its Sanitizer allows, the
+# extension tags of Wikimedia's wikis). Any other "<...>" MediaWiki shows as typed: "x<y and
+# y>z", "the &lt;blink&gt; element".
+MARKUP_TAGS = (
+    "a abbr b bdi bdo big blockquote br caption center cite code data dd del dfn div dl dt em "
+    "font h1 h2 h3 h4 h5 h6 hr i ins kbd li link mark meta ol p pre q rb rp rt rtc ruby s samp "
+    "small span strike strong sub sup table tbody td th thead time tr tt u ul var wbr "
+    "ref references math chem ce poem gallery nowiki syntaxhighlight source score timeline "
+    "templatestyles templatedata section indicator hiero graph mapframe maplink categorytree "
+    "charinsert inputbox imagemap includeonly noinclude onlyinclude langconvert tabs tab "
+    "phonos chart").split()
+_TAG_LEFTOVER = re.compile(r"(?i)</?(?:%s)\b[^<>]*>" % "|".join(MARKUP_TAGS))
 _SPACES = re.compile(r"\s+")
 # Whitespace (what \s and str.isspace match) other than the space: a set of characters is
 # searched much faster than \s (tests/test_speed_equivalence.py checks the list).

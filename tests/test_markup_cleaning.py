@@ -171,3 +171,14 @@ def test_text_that_only_looks_like_a_tag_stays():
     assert page_sentences("en", "If x&lt;y and y&gt;z, the &lt;blink&gt; tag and a "
                                 "<plugins>-section stay; a <span class=x>span</span> goes.") == [
         "If x<y and y>z, the <blink> tag and a <plugins>-section stay; a span goes."]
+
+
+def test_a_comment_or_ref_alone_on_its_line_does_not_end_the_paragraph():
+    """MediaWiki's preprocessor removes a comment alone on its line with its line break; a ref
+    there leaves its footnote mark. A comment that text follows is not alone, and no comment
+    reaches past its own end (a later "-->" on a line of its own)."""
+    from conftest import page_sentences
+    text = ("He was born in 1900\n<!-- check date -->\nin Paris. And\n<ref name=\"a/b\">Smith."
+            "</ref>\nthen left.\n\n<!-- c --> x\nMore -->\n\nNew para.")
+    assert page_sentences("en", text) == ["He was born in 1900 in Paris.", "And then left.",
+                                          "x More -->", "New para."]

@@ -72,6 +72,12 @@ DROPPED_TAGS = ("ref", "references", "math", "chem", "ce", "score", "code", "syn
                 "templatestyles", "charinsert", "indicator", "section", "tabs", "table")
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+# A comment alone on its line goes with its line break (MediaWiki's preprocessor), and a <ref>
+# alone on its line leaves a footnote mark there: neither ends the paragraph ("born in 1900\n
+# <!-- check -->\nin Paris." is one sentence).
+_ALONE_ON_LINE = re.compile(
+    r"\n(?:<!--(?:[^-]|-(?!->))*-->|<ref\b(?:[^>/]|/(?!>))*(?:/>|>(?:[^<]|<(?!/ref\b))*</ref\s*>))"
+    r"[ \t]*(?=\n)", re.I)  # a comment or ref ends at its first end: none holds the next
 _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
@@ -291,6 +297,8 @@ class Cleaner:
         """Wikitext without noise, templates, tables, files; plus the categories found and the
         links of the dropped templates and tables (see `_collect_hidden_links`)."""
         work = _PageWork(counts)
+        if "\n<!--" in text or "\n<ref" in text:  # (a line opened by spaces is preformatted)
+            text = _ALONE_ON_LINE.sub("", text)
         text = _COMMENT.sub("", text)
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)

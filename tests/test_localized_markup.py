@@ -126,6 +126,7 @@ def test_see_also_and_external_links_of_other_wikis_are_no_text(lang, see_also, 
     # characters that show nothing are no part of a sentence
     ("en", "Soft&shy;hyphen and zero&#x200B;width text.", ["Softhyphen and zerowidth text."]),
     ("fa", "می\u200cروم به خانه.", ["می\u200cروم به خانه."]),  # ZWNJ stays: part of the word
+    ("ar", "ولد في 1900&rlm; في [[القاهرة]]\u200f.", ["ولد في 1900 في القاهرة."]),  # RLM goes
     # {{formatnum:}} with the wiki's separators
     ("tr", "Nüfusu {{formatnum:2750000}} kişidir.", ["Nüfusu 2.750.000 kişidir."]),
     ("pl", "Liczy {{formatnum:1861975}} mieszkańców.", ["Liczy 1 861 975 mieszkańców."]),

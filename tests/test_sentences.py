@@ -97,6 +97,10 @@ FALSE_ENDS = [
     ("pl", "Ma ok. 5 tys. mieszkańców. Ul. Marszałkowska i al. Jerozolimskie. Było ich 5 tys. Potem.",
      ["Ma ok. 5 tys. mieszkańców.", "Ul. Marszałkowska i al. Jerozolimskie.", "Było ich 5 tys.",
       "Potem."]),
+    ("es", "En el año 79 d. C. el Vesubio entró en erupción. Fin.",
+     ["En el año 79 d. C. el Vesubio entró en erupción.", "Fin."]),
+    ("de", "Bayern gewann mit 2:1. Danach trat er um 14:30. Der Trainer ging.",  # no ordinals
+     ["Bayern gewann mit 2:1.", "Danach trat er um 14:30.", "Der Trainer ging."]),
     ("fr", "Il vit avec Mgr. Dupont. Ils étaient sept. Puis huit.",
      ["Il vit avec Mgr. Dupont.", "Ils étaient sept.", "Puis huit."]),
     ("bn", "আয়ু প্রায় ৭২.৬ বছর। দূরত্ব ৪০০ কি. মি. ছিল। তালিকা: ১. ঢাকা ২. খুলনা।",

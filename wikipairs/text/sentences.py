@@ -94,7 +94,7 @@ PREFIX_ABBREVIATIONS = {lang: frozenset(words.split()) for lang, words in {
     "de": "geb gest hl engl lat franz",
     "fr": "mgr mme mlle st ste janv févr avr juil oct nov déc",
     "it": "pag",
-    "es": "aprox ca",
+    "es": "aprox ca d",  # "79 d. C." (después de Cristo)
     "pt": "aprox av núm vol pág cap sta",
     "sv": "t.ex resp kl",
     "nl": "o.a",
@@ -434,7 +434,7 @@ def _ends_with_prefix(text: str, start: int, end: int, prefixes: frozenset) -> b
     """Whether text[start:end] ends with one of `prefixes` and its period ("им.", "t.ex.")."""
     word = _LAST_WORD.search(text, max(start, end - 12), end)
     return word is not None and word.group()[:-1].casefold() in prefixes
-_ORDINAL = re.compile(r"(?<![\d.,])\d{1,3}\.$")
+_ORDINAL = re.compile(r"(?<![\d.,:])\d{1,3}\.$")  # not a score or time: "2:1.", "14:30."
 
 
 def _with_quotes(text: str, low: int, high: int, start: int, end: int) -> tuple[int, int]:

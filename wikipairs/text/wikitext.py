@@ -134,9 +134,9 @@ _SPACES = re.compile(r"\s+")
 # searched much faster than \s (tests/test_speed_equivalence.py checks the list).
 _OTHER_SPACE = re.compile(
     "[\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
-# Characters that show nothing (soft hyphen, zero-width space, word joiner, BOM): removed from
-# sentences. The zero-width (non-)joiners stay: Persian and Indic words need them.
-_INVISIBLE = re.compile("[\xad\u200b\u2060\ufeff]")
+# Characters that show nothing (soft hyphen, zero-width space, word joiner, BOM, the marks and
+# controls of text direction, &lrm; &rlm;): removed from sentences. The zero-width (non-)joiners stay: Persian and Indic words need them.
+_INVISIBLE = re.compile("[\xad\u200b\u2060\ufeff\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 # Brackets a dropped template leaves empty: "Alpha ({{IPA|...}}) is" -> "Alpha is"; not the
 # call of rename() or match()-step, written so in running text (see `_without_empty_brackets`).
 _EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；]*[)）]")

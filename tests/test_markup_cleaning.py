@@ -182,3 +182,10 @@ def test_a_comment_or_ref_alone_on_its_line_does_not_end_the_paragraph():
             "</ref>\nthen left.\n\n<!-- c --> x\nMore -->\n\nNew para.")
     assert page_sentences("en", text) == ["He was born in 1900 in Paris.", "And then left.",
                                           "x More -->", "New para."]
+
+
+def test_headings_read_as_shown_and_boilerplate_with_a_spaced_colon_goes():
+    from conftest import page_article
+    article = page_article("fr", "Intro.\n\n== XIX<sup>e</sup>&nbsp;siècle ==\nIl était.\n\n"
+                                 "== Career<br />and work ==\nIl fut.\n\n== Références&nbsp;: ==\nRéf.")
+    assert [s.heading for s in article.sections] == ["", "XIXe siècle", "Career and work"]

@@ -43,7 +43,7 @@ from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
 from .wikitext import (_INVISIBLE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER,
-                       BOILERPLATE_SECTIONS, ParseOptions, _Piece, prose_spans)
+                       BOILERPLATE_SECTIONS, ParseOptions, _Piece, in_boilerplate, prose_spans)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # Elements whose boundaries end a paragraph (their inline content is a paragraph of its own).
@@ -270,7 +270,7 @@ class ParsoidCleaner:
         cuts = []
         for k, m in enumerate(found):
             title = clean_spaces(htmllib.unescape(_ANY_TAG.sub("", m.group(1))))
-            if title.casefold().rstrip(":") in self.boilerplate:
+            if in_boilerplate(title, self.boilerplate):
                 end = found[k + 1].start() if k + 1 < len(found) else html.rfind("</body>")
                 if end > m.start():
                     cuts.append((m.start(), end))
@@ -475,7 +475,7 @@ class ParsoidCleaner:
             return
         work.skip_below = None
         self._end_section(work)
-        if title.casefold().rstrip(":") in self.boilerplate:
+        if in_boilerplate(title, self.boilerplate):
             work.counts["html_dropped_boilerplate_sections"] += 1
             work.skip_below = level
             work.section = None

@@ -253,6 +253,19 @@ def _line_without_quote_markup(line: str) -> str:
     return "".join(parts[0::2])
 
 
+def heading_text(raw: str) -> str:
+    """A wikitext heading as shown: tags out (a <br> a space), entities decoded ("XIX<sup>e</sup>
+    &nbsp;siècle" reads "XIXe siècle", "Career<br />and work" "Career and work")."""
+    if "<" in raw:
+        raw = _TAG_LEFTOVER.sub(lambda m: " " if m.group()[1:3].lower() == "br" else "", raw)
+    return clean_spaces(html.unescape(raw) if "&" in raw else raw)
+
+
+def in_boilerplate(title: str, boilerplate) -> bool:
+    """Whether a section titled `title` is one of `boilerplate` ("Références :", "See also")."""
+    return title.casefold().rstrip(": ") in boilerplate
+
+
 def shown_in_text(parsed, target: str) -> bool:
     """Whether a File, Media or Category link (`target` as written, `parsed` its title) shows in
     the running text as a link, its label or else its name: [[:Category:X]], [[:File:X|label]],
@@ -400,8 +413,7 @@ class Cleaner:
                 if skip_level is not None:
                     work.boilerplate.append((skip_start, m.start()))
                     skip_level = None
-                title = clean_spaces(_TAG_LEFTOVER.sub("", m.group(2))).casefold().rstrip(":")
-                if title in self.boilerplate:
+                if in_boilerplate(heading_text(m.group(2)), self.boilerplate):
                     skip_level, skip_start = level, m.start()
             if skip_level is not None:
                 work.boilerplate.append((skip_start, len(text)))
@@ -507,13 +519,13 @@ class Cleaner:
         found.append((heading, level, text[pos:]))
         kept = []
         for heading, level, body in found:
-            title = clean_spaces(_TAG_LEFTOVER.sub("", heading)) if level else ""
+            title = heading_text(heading) if level else ""
             if level and "[[" in title:
                 title = clean_spaces(mwparserfromhell.parse(title).strip_code())
             if skip_below is not None and level > skip_below:
                 continue
             skip_below = None
-            if level and title.casefold().rstrip(":") in self.boilerplate:
+            if level and in_boilerplate(title, self.boilerplate):
                 skip_below = level
                 continue
             kept.append((title, level, body))

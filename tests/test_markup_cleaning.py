@@ -189,3 +189,12 @@ def test_headings_read_as_shown_and_boilerplate_with_a_spaced_colon_goes():
     article = page_article("fr", "Intro.\n\n== XIX<sup>e</sup>&nbsp;siècle ==\nIl était.\n\n"
                                  "== Career<br />and work ==\nIl fut.\n\n== Références&nbsp;: ==\nRéf.")
     assert [s.heading for s in article.sections] == ["", "XIXe siècle", "Career and work"]
+
+
+def test_definition_terms_and_rules_are_blocks():
+    """"; Term : definition" shows a term and its definition on two lines; "----" is a rule
+    between two blocks."""
+    from conftest import page_sentences
+    assert page_sentences("en", "Intro.\n; Term : inline def.\n; [[a:b|Note]]: the rest\n"
+                                "Text without period\n----\nnext text.") == [
+        "Intro.", "Term", "inline def.", "Note", "the rest", "Text without period", "next text."]

@@ -253,6 +253,23 @@ def _line_without_quote_markup(line: str) -> str:
     return "".join(parts[0::2])
 
 
+def _list_item(line: str) -> list[str]:
+    """The text of a list line: "; Term : definition" is two items, as MediaWiki shows it (the
+    first colon outside a link or template ends the term)."""
+    if line[0] == ";" and ":" in line:
+        text = _LIST_ITEM.sub("", line)
+        depth = 0
+        for i, ch in enumerate(text):
+            if ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+            elif ch == ":" and depth <= 0:
+                return [part for part in (text[:i].strip(), text[i + 1:].strip()) if part]
+        return [text]
+    return [_LIST_ITEM.sub("", line)]
+
+
 def heading_text(raw: str) -> str:
     """A wikitext heading as shown: tags out (a <br> a space), entities decoded ("XIX<sup>e</sup>
     &nbsp;siècle" reads "XIXe siècle", "Career<br />and work" "Career and work")."""
@@ -541,11 +558,14 @@ class Cleaner:
                         lines.append(" ".join(current))
                         current = []
                     if self.options.keep_lists:
-                        lines.append(_LIST_ITEM.sub("", line))
+                        lines.extend(_list_item(line))
                 else:
                     line = line.strip()
                     if line and (line[0] not in _DEBRIS_START or not _DEBRIS_LINE.match(line)):
                         current.append(line)
+                    elif line and current:  # a rule ("----") or a table's edge: a block ends
+                        lines.append(" ".join(current))
+                        current = []
             if current:
                 lines.append(" ".join(current))
             out.extend(p for p in lines if len(p.strip()) >= self.options.min_paragraph_chars)

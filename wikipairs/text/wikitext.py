@@ -80,6 +80,8 @@ _ALONE_ON_LINE = re.compile(
     r"[ \t]*(?=\n)", re.I)  # a comment or ref ends at its first end: none holds the next
 _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
+# Dropped tags whose content the page shows in its text (a formula, code): each is counted.
+_SHOWN_DROPS = re.compile(r"<(math|chem|ce|code|syntaxhighlight|source|score|hiero)\b", re.I)
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
 # Block elements: MediaWiki ends the paragraph before and after them, so the last line of a poem
 # or a quotation never runs into the text that follows it (as in Parsoid HTML, see parsoid.py).
@@ -330,6 +332,10 @@ class Cleaner:
         if "\n<!--" in text or "\n<ref" in text:  # (a line opened by spaces is preformatted)
             text = _ALONE_ON_LINE.sub("", text)
         text = _COMMENT.sub("", text)
+        shown = _SHOWN_DROPS.findall(text)
+        if shown:  # content a reader sees, not in the text: counted (dropped_math, ...)
+            for tag in shown:
+                counts["dropped_" + tag.lower()] += 1
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)
         if self._converts_variants and "-{" in text:

@@ -207,9 +207,9 @@ def render(name: str, *positional: str, **named: str) -> str:
     ("as of", ("2020", "5", "12"), {}, "As of 12 May 2020"),
     ("circa", ("1850",), {}, "c. 1850"),
     ("c.", ("1150",), {}, "c. 1150"),
-    ("frac", ("1", "2"), {}, "1/2"),
-    ("frac", ("2", "1", "2"), {}, "2 1/2"),
-    ("frac", ("4",), {}, "1/4"),
+    ("frac", ("1", "2"), {}, "1\u20442"),  # the fraction slash
+    ("frac", ("2", "1", "2"), {}, "2 1\u20442"),
+    ("frac", ("4",), {}, "1\u20444"),
     ("abbr", ("VR", "Vell Railway"), {}, "VR"),
     ("abbrlink", ("VR", "Vell Railway"), {}, "[[Vell Railway|VR]]"),
     ("nowrap", ("12 May 1904",), {}, "12 May 1904"),
@@ -217,8 +217,8 @@ def render(name: str, *positional: str, **named: str) -> str:
     ("US$", ("5",), {}, "US$5"),
     ("ndash", (), {}, "–"),
     ("snd", (), {}, " – "),
-    ("quote", ("Per pontem",), {}, "Per pontem"),
-    ("quote", (), {"text": "Per pontem"}, "Per pontem"),
+    ("quote", ("Per pontem",), {}, "\n\nPer pontem\n\n"),  # a block
+    ("quote", (), {"text": "Per pontem"}, "\n\nPer pontem\n\n"),
 ])
 def test_renderers(name, positional, named, expected):
     assert render(name, *positional, **named) == expected

@@ -104,6 +104,9 @@ LINK_CASES = [
      [("Alexandre VI (pape)", "Alexandre VI"), ("Louis XII", "Louis XII")]),
     ("fr", "Voir les {{page h'|Saint Valentin|Valentin}} connus.", "Voir les Valentin connus.",
      [("Saint Valentin", "Valentin")]),
+    # {{s|XV}} is a link of the page (Parsoid's HTML of frwiki's Léonard de Vinci: 41 of them)
+    ("fr", "Au {{s|XV}}, au {{s-|XVI}} et au {{s-|19}}.",
+     "Au XVe siècle, au XVIe siècle et au 19e siècle.", [("XVe siècle", "XVe siècle")]),
 ]
 
 
@@ -130,6 +133,12 @@ def test_links_exact(lang, text, expected, links):
     ("ordinal", {"1": "1", "2": "f"}, "1re"),
     ("nombre", {"1": "-1234.5"}, "−1 234,5"),
     ("unité", {"1": "9.81", "2": "m", "3": "s", "4": "-2"}, "9,81 m s−2"),
+    ("unité", {"1": "10622 immigrés"}, "10 622 immigrés"),  # the text in the number's argument
+    ("nombre", {"1": "252ans"}, "252 ans"),
+    ("unité", {"1": "15000", "à": "50000", "2": "habitants"}, "15 000 à 50 000 habitants"),
+    ("unité", {"1": "15000", "et": "22000"}, "15 000 et 22 000"),
+    ("incise", {"1": "mais non", "2": "non"}, "— mais non"),
+    ("citation bloc", {"1": "Trouvant un nid."}, "\n\n« Trouvant un nid. »\n\n"),  # a block
     ("formatnum:12345.5", {}, "12 345,5"),
     ("formatnum:12345", {"1": "R"}, "12345"),
     ("uc:abc", {}, "ABC"),

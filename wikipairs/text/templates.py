@@ -150,11 +150,11 @@ def _circa(args):
 
 def _frac(args):
     values = _positional(args)
-    if len(values) == 3:
-        return f"{values[0]} {values[1]}/{values[2]}"
+    if len(values) == 3:  # the fraction slash (U+2044), as the templates write it
+        return f"{values[0]} {values[1]}\u2044{values[2]}"
     if len(values) == 2:
-        return f"{values[0]}/{values[1]}"
-    return f"1/{values[0]}" if values else ""
+        return f"{values[0]}\u2044{values[1]}"
+    return f"1\u2044{values[0]}" if values else ""
 
 
 def _val(args):
@@ -163,7 +163,9 @@ def _val(args):
 
 
 def _quote(args):
-    return args.get("text", args.get("quote", _pos(args, 1))).strip()
+    """{{quote|text}}: a block quotation, a paragraph of its own (MediaWiki's <blockquote>)."""
+    text = args.get("text", args.get("quote", _pos(args, 1))).strip()
+    return f"\n\n{text}\n\n" if text else ""
 
 
 def _const(text):
@@ -361,8 +363,10 @@ def _ordinal_roman(roman: str) -> str:
     return roman + ("er" if roman == "I" else "e")
 
 
-def _centuries(word: str = "siècle", bc: bool = False, default_plural: bool = False):
-    """The century templates: {{s|XIX}} -> "XIXe siècle", {{s-|XIX}} the same unlinked,
+def _centuries(word: str = "siècle", bc: bool = False, default_plural: bool = False,
+               linked: bool = False):
+    """The century templates: {{s|XIX}} -> "XIXe siècle" linked to that page (`linked`: one
+    century), {{s-|XIX}} the same unlinked, {{s|19}} "19e siècle",
     {{s mini-|XIX}} -> "XIXe" (word ""), {{s2|XIX|XX}} -> "XIXe et XXe siècles",
     {{sp-|I|e|-|II|e|s}} -> "Ier – IIe siècles" (a final "s" makes the word plural),
     {{-s|I|er}} -> "Ier siècle av. J.-C." (bc). Suffix arguments (e, er) only mark the ordinal, which is "er" for I and "e" otherwise."""
@@ -371,10 +375,11 @@ def _centuries(word: str = "siècle", bc: bool = False, default_plural: bool = F
         plural = default_plural or (len(values) > 1 and values[-1] == "s")
         out, romans = [], 0
         for v in values:
-            if _ROMAN.match(v.upper()):  # (values are not empty)
+            if _ROMAN.match(v.upper()) or v.isdigit():  # (values are not empty)
                 if romans and (not out or out[-1] not in _CENTURY_SEPARATORS.values()):
                     out.append("et")
-                out.append(_ordinal_roman(v.upper()))
+                out.append(_ordinal_roman(v.upper()) if not v.isdigit()
+                           else v + ("er" if v == "1" else "e"))
                 romans += 1
             elif v in _CENTURY_SEPARATORS and romans:
                 out.append(_CENTURY_SEPARATORS[v])
@@ -383,8 +388,13 @@ def _centuries(word: str = "siècle", bc: bool = False, default_plural: bool = F
         text = " ".join(out)
         if word:
             text += " " + word + ("s" if plural and romans > 1 else "")
+        if linked and romans == 1 and word and not bc:
+            return f"[[{text}|{text}]]"  # {{s|XV}}: a link to "XVe siècle", the page's link
         return text + " av. J.-C." if bc else text
     return render
+
+
+_NUMBER_THEN_TEXT = re.compile(r"^([-−+]?\d+(?:[.,]\d+)?)\s*([^\W\d_].*)$")
 
 
 def _fr_unit(args):
@@ -394,11 +404,17 @@ def _fr_unit(args):
     values = _positional(args)
     if not values:
         return ""
+    number = _NUMBER_THEN_TEXT.match(values[0].strip())  # "10622 immigrés", "252ans"
+    if number:
+        values = [number.group(1), number.group(2)] + values[1:]
     text, rest = format_number(values[0], "fr"), values[1:]
     if len(rest) >= 2 and rest[0] in ("à", "et", "ou", "-", "–", "x", "×", "/") \
             and _PLAIN_NUMBER.match(rest[1]):
         text += f" {'–' if rest[0] == '-' else rest[0]} {format_number(rest[1], 'fr')}"
         rest = rest[2:]
+    for word in ("à", "et", "ou"):  # a range given by name: {{unité|15000|à=50000|habitants}}
+        if _PLAIN_NUMBER.match(args.get(word, "").strip()):
+            text += f" {word} {format_number(args[word], 'fr')}"
     power = args.get("e", "").strip()
     if power:
         text += "×10" + power.replace("-", "−")
@@ -418,15 +434,22 @@ def _fr_quote(args):
     return f"« {text} »" if text else ""
 
 
+def _fr_block_quote(args):
+    """{{citation bloc|texte}}: a block quotation, « texte » as a paragraph of its own."""
+    quoted = _fr_quote(args)
+    return f"\n\n{quoted}\n\n" if quoted else ""
+
+
 def _fr_langue(args):
     """{{langue|en|texte}}: the text (`texte=` or the 2nd argument)."""
     return args.get("texte", args.get("text", _pos(args, 2))).strip()
 
 
 def _fr_incise(args):
-    """{{incise|texte}} -> "— texte —"; {{incise|texte|fin}}: no closing dash (sentence end)."""
+    """{{incise|texte}} -> "— texte —"; {{incise|texte|fin}} or {{incise|texte|non}}: no closing
+    dash (a sentence end)."""
     text = _pos(args, 1)
-    return f"— {text}" if _pos(args, 2) == "fin" else f"— {text} —"
+    return f"— {text}" if _pos(args, 2) in ("fin", "non") else f"— {text} —"
 
 
 def _fr_lien(args):
@@ -495,7 +518,7 @@ def _after(text: str):
 FR = {
     "date": _fr_date, "date-": _fr_date, "date de naissance": _fr_date,
     "date de naissance-": _fr_date, "date de décès": _fr_date, "date de décès-": _fr_date,
-    "s": _centuries(), "s-": _centuries(), "siècle": _centuries(), "sp": _centuries(),
+    "s": _centuries(linked=True), "s-": _centuries(), "siècle": _centuries(linked=True), "sp": _centuries(),
     "sp-": _centuries(), "s2": _centuries(default_plural=True),
     "s2-": _centuries(default_plural=True), "s mini": _centuries(""),
     "s mini-": _centuries(""), "-s": _centuries(bc=True), "-s-": _centuries(bc=True),
@@ -506,7 +529,7 @@ FR = {
     "unité": _fr_unit, "nombre": _fr_unit, "tmp": _fr_unit,
     "euro": lambda a: f"{format_number(_pos(a, 1), 'fr')} €",
     "fchim": _joined, "formule chimique": _joined,  # {{fchim|C|2|H|6|O}} -> "C2H6O"
-    "citation": _fr_quote, "citation étrangère": _fr_quote, "citation bloc": _fr_quote,
+    "citation": _fr_quote, "citation étrangère": _fr_quote, "citation bloc": _fr_block_quote,
     "guil": _fr_quote, "guillemets": _fr_quote,
     "langue": _fr_langue, "lang": _fr_langue, "japonais": _nihongo, "incise": _fr_incise,
     "lien": _fr_lien, "page h'": _fr_page_h, "page h": _fr_page_h,

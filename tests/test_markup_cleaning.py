@@ -198,3 +198,12 @@ def test_definition_terms_and_rules_are_blocks():
     assert page_sentences("en", "Intro.\n; Term : inline def.\n; [[a:b|Note]]: the rest\n"
                                 "Text without period\n----\nnext text.") == [
         "Intro.", "Term", "inline def.", "Note", "the rest", "Text without period", "next text."]
+
+
+def test_a_link_takes_no_trail_across_quote_markup():
+    """MediaWiki reads links before bold and italics: "[[Syllabe|silab]]'''o'''" is the link
+    "silab" then a bold "o" (frwiki Espéranto: 11 anchors read "silabo")."""
+    from conftest import page_article
+    article = page_article("fr", "La [[Syllabe|silab]]'''o''' et ''[[Titanic]]''s et [[bus]]es.")
+    assert [s for *_, s in article.sentences()] == ["La silabo et Titanics et buses."]
+    assert [link.anchor for link in article.links] == ["silab", "Titanic", "buses"]

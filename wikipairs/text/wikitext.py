@@ -98,6 +98,7 @@ _QUOTES = re.compile(r"'{2,}")
 # (It starts with a quote, not a lookbehind, so that the regex engine can skip to quotes.)
 _QUOTE_MARKUP = re.compile(r"'(?:(?<!'')''(?='(?!'))|'+)")
 _QUOTE_RUN = re.compile(r"(''+)")
+_QUOTES_AFTER_LINK = re.compile(r"\]\](?=''+[^\W\d_])")  # "[[Syllabe|silab]]'''o'''"
 # Put where a dropped template stood between two quote runs, which MediaWiki sees apart.
 _RUN_BREAK = "\x02"
 _BRACES = re.compile(r"\{\{|\}\}|^[ \t:]*\{\||^[ \t]*\|\}(?!\})", re.M)  # see _brace_tokens
@@ -355,6 +356,8 @@ class Cleaner:
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)
         if "''" in text:
+            if "]]''" in text:  # MediaWiki takes a link's trail before its quotes: none here
+                text = _QUOTES_AFTER_LINK.sub("]]\u2060", text)  # (removed as invisible)
             text = _without_quote_markup(text)
             if _RUN_BREAK in text:
                 text = text.replace(_RUN_BREAK, "")

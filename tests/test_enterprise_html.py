@@ -273,7 +273,7 @@ def test_every_in_text_link_span_is_its_anchor(parsed_sample):
 def test_no_markup_left_in_sentences(parsed_sample):
     articles, _, _ = parsed_sample
     total, leaks = leaking_sentences(articles, "fr")
-    assert total > 3000 and leaks == []
+    assert total > 2900 and leaks == []  # 2,994 (bibliographies under "Annexes" go)
     for article in articles:
         for _, _, _, sentence in article.sentences():
             assert not re.search(r"[<>]\w|\ue000|\ue001|\ue002|\[\d+\]|mw-parser-output", sentence), \
@@ -317,6 +317,13 @@ def test_every_drop_is_counted(parsed_sample):
     # count the outermost elements of each kind in the HTML: the counts agree
     expected = Counter()
     boilerplate = 0
+    names = ("Notes et références", "Bibliographie", "Voir aussi", "Articles connexes",
+             "Liens externes", "Références", "Notes", "Annexes")
+
+    def in_boilerplate_section(section) -> bool:
+        heading = next((c for c in section.iter() if c.tag in ("h2", "h3", "h4")), None)
+        return heading is not None and heading.text().strip() in names
+
     for page in EnterpriseDump(str(sample())).pages():
         tree = LexborHTMLParser(page.html)
         for node in tree.body.traverse():
@@ -327,12 +334,11 @@ def test_every_drop_is_counted(parsed_sample):
                 continue
             parent, inside = node.parent, False
             while parent is not None and parent.tag != "body":
-                inside = inside or drop_reason(parent.tag, parent.attributes) is not None
+                inside = inside or drop_reason(parent.tag, parent.attributes) is not None \
+                    or parent.tag == "section" and in_boilerplate_section(parent)
                 parent = parent.parent
             expected[reason] += not inside
-        boilerplate += sum(1 for h in tree.css("h2") if h.text().strip() in
-                           ("Notes et références", "Bibliographie", "Voir aussi", "Articles connexes",
-                            "Liens externes", "Références", "Notes"))
+        boilerplate += sum(1 for h in tree.css("h2") if h.text().strip() in names)
     dropped = Counter({k[len("html_dropped_"):]: v for k, v in counts.items()
                        if k.startswith("html_dropped_") and k != "html_dropped_boilerplate_sections"})
     # the walk does not enter boilerplate sections: what lies there is dropped, not counted
@@ -393,6 +399,23 @@ def test_lists_follow_the_wikitext_rule():
     assert (link.target, link.anchor, link.paragraph, link.start) == ("Foo bar", "item", 3, 7)
 
 
+def test_the_rest_of_a_dropped_transclusion_and_language_marks_go():
+    """Parsoid's elements of one template share its `about`: when one is dropped (a climate
+    table), the others go too (its "Source : ..." line), as the wikitext path drops the whole
+    template; frwiki's "(en)" after a link to another wiki is not text."""
+    titles = TitleParser(site_of({"in_language": {"identifier": "fr"}}))
+    cleaner = ParsoidCleaner(titles, SentenceSplitter.for_language("fr", method="sentencex"))
+    body = ('<section data-mw-section-id="0"><p>Le climat est doux.</p>'
+            '<table about="#mwt7" typeof="mw:Transclusion"><tr><td>12</td></tr></table>'
+            '<div about="#mwt7">Source : Météo-France.</div>'
+            '<p>La rue ' + wikilink("Rue Whitefriar", "Whitefriar")
+            + ' <a rel="mw:WikiLink/Interwiki" class="extiw" href="https://en.wikipedia.org/wiki/X">'
+            '<span class="indicateur-langue">(en)</span></a> est longue.</p></section>')
+    article = cleaner.article(HtmlPage(id=1, ns=0, title="T", html=page_html(body)))
+    assert article.sections[0].paragraphs == [["Le climat est doux."],
+                                              ["La rue Whitefriar est longue."]]
+
+
 # ---- the command --------------------------------------------------------------------------------
 
 def test_wikipairs_parse_on_the_sample(tmp_path):
@@ -403,7 +426,7 @@ def test_wikipairs_parse_on_the_sample(tmp_path):
     rows = read_articles(out)
     assert len(rows) == 25 and {r["lang"] for r in rows} == {"fr"}
     stats = json.loads((out / "parse_stats.json").read_text())
-    assert stats["articles"] == 25 and stats["pages"] == 26 and stats["sentences"] > 3000
+    assert stats["articles"] == 25 and stats["pages"] == 26 and stats["sentences"] > 2900
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["inputs"][0]["path"].endswith("ENTERPRISE-HTML-sample.json.tar.gz")
     verify = run_cli("verify", out)

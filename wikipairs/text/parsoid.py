@@ -70,7 +70,8 @@ _CLASS_REASONS = {
                  "catlinks", "toc", "mw-toc", "printfooter"},
     "notices": {"hatnote", "dablink", "rellink", "ambox", "metadata", "bandeau-container",
                 "bandeau-article", "homonymie", "shortdescription", "noprint", "need_ref_tag",
-                "template-fact", "navigation-not-searchable", "mw-indicators", "noexcerpt"},
+                "template-fact", "navigation-not-searchable", "mw-indicators", "noexcerpt",
+                "indicateur-langue"},  # frwiki's "(en)" after a link to another wiki
     "figures": {"gallery", "thumb", "thumbinner", "mw-gallery-traditional", "mw-gallery-packed",
                 "mw-gallery-nolines", "mw-gallery-slideshow", "mw-gallery-packed-hover",
                 "mw-gallery-packed-overlay", "wikimedia-video"},
@@ -212,6 +213,9 @@ class _Work:
     texts: list[str] = field(default_factory=list)  # the open paragraph's text (links marked)
     links: list[_Piece] = field(default_factory=list)  # the page's text links, by number
     hidden_links: list[Link] = field(default_factory=list)
+    # `about` of the transclusions one of whose elements was dropped -> its reason: the other
+    # elements of the same template's output go with it (a climate table's "Source : ..." line)
+    dropped_about: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -301,6 +305,9 @@ class ParsoidCleaner:
     def _dropped(self, node, reason: str, work: _Work) -> None:
         """Count a dropped element (the outermost only); keep an infobox's or table's links."""
         work.counts[f"html_dropped_{reason}"] += 1
+        about = node.attributes.get("about")
+        if about:
+            work.dropped_about[about] = reason
         if reason == "infoboxes" or reason == "tables":
             self._collect_hidden_links(node, work.hidden_links)
 
@@ -367,6 +374,11 @@ class ParsoidCleaner:
                     continue
             reason = drop_reason(tag, attrs) if attrs or tag in _DROPPED_TAGS else None
             block = tag in BLOCK_TAGS
+            if reason is None and work.dropped_about and attrs \
+                    and attrs.get("about") in work.dropped_about:
+                if block:  # the rest of a dropped transclusion: gone with it, counted once
+                    self._flush(work)
+                continue
             if reason is not None and not (reason == "tables" and self.options.keep_tables):
                 if block:
                     self._flush(work)
@@ -434,6 +446,8 @@ class ParsoidCleaner:
                     continue
             if attrs or tag in _DROPPED_TAGS:
                 reason = drop_reason(tag, attrs)
+                if reason is None and work.dropped_about and attrs.get("about") in work.dropped_about:
+                    continue  # the rest of a dropped transclusion: gone with it, counted once
                 if reason is not None:
                     self._dropped(child, reason, work)
                     continue

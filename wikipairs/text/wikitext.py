@@ -35,7 +35,7 @@ BOILERPLATE_SECTIONS = {
     "de": {"einzelnachweise", "literatur", "weblinks", "siehe auch", "anmerkungen", "quellen",
            "belege", "fußnoten"},
     "fr": {"notes et références", "références", "voir aussi", "liens externes", "bibliographie",
-           "articles connexes", "notes"},
+           "articles connexes", "notes", "annexes", "notes et sources", "sources"},
     "es": {"referencias", "véase también", "enlaces externos", "bibliografía", "notas"},
     "el": {"παραπομπές", "εξωτερικοί σύνδεσμοι", "δείτε επίσης", "βιβλιογραφία", "σημειώσεις",
            "πηγές", "υποσημειώσεις", "περαιτέρω ανάγνωση"},

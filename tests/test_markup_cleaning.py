@@ -207,3 +207,17 @@ def test_a_link_takes_no_trail_across_quote_markup():
     article = page_article("fr", "La [[Syllabe|silab]]'''o''' et ''[[Titanic]]''s et [[bus]]es.")
     assert [s for *_, s in article.sentences()] == ["La silabo et Titanics et buses."]
     assert [link.anchor for link in article.links] == ["silab", "Titanic", "buses"]
+
+
+def test_navigation_bars_are_debris():
+    """elwiki's month and day pages open with a bar of links ("Δεκέμβριος | Ιανουάριος |
+    ..."): 1,559 of the sample's 11,826 WLP pairs had one as their query. Counted as
+    `link_bars`; a formula with a bar and an end mark stays."""
+    from conftest import cleaner
+    from wikipairs.records import Page
+    counts = Counter()
+    article = cleaner("el").article(Page(id=1, ns=0, title="Ιανουάριος", text=(
+        "<center>[[Δεκέμβριος]] | [[Ιανουάριος]] | [[Φεβρουάριος]]</center>\n"
+        "Ο Ιανουάριος είναι μήνας. Ισχύει a · c ≤ b · c.")), counts)
+    assert [s for *_, s in article.sentences()] == ["Ο Ιανουάριος είναι μήνας.", "Ισχύει a · c ≤ b · c."]
+    assert counts["link_bars"] == 1 and [link.target for link in article.links] == []

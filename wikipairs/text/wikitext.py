@@ -86,7 +86,7 @@ _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
 # Block elements: MediaWiki ends the paragraph before and after them, so the last line of a poem
 # or a quotation never runs into the text that follows it (as in Parsoid HTML, see parsoid.py).
 # A poem's lines stay joined: a verse sentence often spans them.
-_BLOCK_TAG = re.compile(r"</?(?:poem|blockquote|div|p)\b[^<>]*>", re.I)
+_BLOCK_TAG = re.compile(r"</?(?:poem|blockquote|div|center|p)\b[^<>]*>", re.I)
 # Behaviour switches in the wiki's own language as in English: __NOTOC__, __БЕЗ_ОГЛАВЛЕНИЯ__,
 # __لا_فهرس__, __无目录__. Capitals or caseless letters joined by single underscores; a word with a
 # lower-case letter (Python's __init__ in running text) is not a switch.
@@ -1021,13 +1021,17 @@ def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None
     takes for prose, counted per reason: a sentence with no letter or digit ("." left by a
     dropped template, "...", "|", "+ +": `wordless_sentences`), and a pipe with a space at a
     sentence's start ("| মূল নিবন্ধ: ...", a table or template pipe typed in running text:
-    `leading_pipes`), which is cut off. Links are placed in the spans returned, so their
-    offsets follow."""
+    `leading_pipes`), which is cut off; a bar of three or more short items between " | ", " · "
+    or " • " (the month and day pages' "Δεκέμβριος | Ιανουάριος | Φεβρουάριος": `link_bars`).
+    Links are placed in the spans returned, so their offsets follow."""
     counts = counts if counts is not None else Counter()
     kept = []
     for start, end in bounds:
         if not _ANY_WORD.search(text, start, end):
             counts["wordless_sentences"] += 1
+            continue
+        if _BAR_SEPARATOR.search(text, start, end) and _is_link_bar(text[start:end]):
+            counts["link_bars"] += 1
             continue
         pipe = _LEADING_PIPE.match(text, start, end)
         if pipe:
@@ -1038,4 +1042,15 @@ def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None
 
 
 _ANY_WORD = re.compile(r"[^\W_]")
+_BAR_SEPARATOR = re.compile(r"\s[|·•]\s")
+
+
+def _is_link_bar(sentence: str) -> bool:
+    """Three or more items of at most four words each, between bar separators, and no end
+    mark: navigation ("a · c ≤ b · c." and "E → T | E + T | (E)." are formulas)."""
+    sentence = sentence.strip()
+    if sentence[-1:] in ".!?。．！？":
+        return False
+    items = _BAR_SEPARATOR.split(sentence)
+    return len(items) >= 3 and all(len(item.split()) <= 4 for item in items)
 _LEADING_PIPE = re.compile(r"\|\s+")

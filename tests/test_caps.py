@@ -150,3 +150,30 @@ def test_with_a_vocabulary_text_ids_and_counts_agree(articles, small_tokenizer):
                 assert pair.link_anchor in pair.doc_text
     hub = [p for p in pairs["bfs"] if p.doc_title == "Hub"][0]
     assert len(tok.tokenize(hub.doc_text)) > CONFIG.doc_max_tokens - 3 - 20, "cut near the cap"
+
+
+def test_japanese_documents_are_counted_as_written(tmp_path):
+    """Japanese joins its sentences with no space ("…である。東京は…"). Counted one by one,
+    each sentence starts with a subword model's word-start piece that the joined text lacks:
+    on the jawiki sample with an 8,000-piece model, doc_tokens disagreed with doc_ids in 79% of
+    the pairs (and two documents were cut by their ids only). The joined text is counted."""
+    from conftest import page_article
+    sentences = [f"東京{k}は日本の都市であり、{k}番目に大きい。" for k in range(40)]
+    articles = [page_article("ja", "".join(sentences[k:k + 8]) + "\n\n== 歴史 ==\n"
+                             + "".join(sentences[k + 8:k + 20])) for k in range(0, 20, 4)]
+    for n, article in enumerate(articles):
+        article.id, article.title = n + 1, f"都市{n}"
+    model = tmp_path / "ja.model"
+    train_vocab(sentences * 5, str(model), vocab_size=120)
+    tok = Tokenizer(str(model))
+    config = PairConfig(doc_max_tokens=60)
+    builder = PairBuilder(config, tok.count_tokens, Counter())
+    pairs = build_pairs_in_memory(articles, ("ict", "bfs"), builder)
+    assert sum(map(len, pairs.values())) > 10
+    for rows in pairs.values():
+        for pair in rows:
+            title, text = tok.tokenize(pair.doc_title), tok.tokenize(pair.doc_text)
+            assert pair.doc_tokens == len(title) + len(text), pair.doc_text
+            row = pair_row(pair, tok.count_tokens, tok, config.query_max_tokens,
+                           config.doc_max_tokens)
+            assert row["doc_ids"] == [CLS_ID, *title, SEP_ID, *text, SEP_ID]

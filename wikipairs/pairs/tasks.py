@@ -107,6 +107,13 @@ class Passage:
         """Tokens of the document: title and sentences (counted one by one)."""
         return self.title_tokens + sum(n for i, n in enumerate(self.counts) if i != skip)
 
+    def tight(self, skip: int | None = None) -> bool:
+        """Whether two of its sentences (without `skip`) join with no space between them (see
+        `joiner`): then the sum of their counts is not the text's (a subword model starts each
+        sentence counted alone with a word-start piece that the joined text lacks)."""
+        kept = [t for i, (_, _, t) in enumerate(self.sentences) if i != skip]
+        return any(not joiner(t) for t in kept[:-1])
+
 
 def joiner(sentence: str) -> str:
     """What follows `sentence` in a document before the next one: nothing after a character of
@@ -217,6 +224,8 @@ class PairBuilder:
         tokens count the title and the text, and the text is cut at a token boundary when the
         document would pass `doc_max_tokens` with its framing (see the module rules)."""
         text, tokens = passage.text(skip), passage.doc_tokens(skip)
+        if passage.tight(skip):  # Chinese, Japanese: the joined text counted as it is written
+            tokens = passage.title_tokens + self.count(text)
         room_for_title = max(0, self.config.doc_max_tokens - FRAMING)
         title_tokens = min(passage.title_tokens, room_for_title)  # ids cut a long title too
         room = room_for_title - title_tokens

@@ -11,6 +11,7 @@ from conftest import page_article, page_sentences as sentences
 from wikipairs.pairs.tasks import PairBuilder, PairConfig
 from wikipairs.reading.page_reader import DumpFile
 from wikipairs.records import Article, Section
+from wikipairs.text.sentences import SentenceSplitter
 
 
 @pytest.mark.parametrize("lang,text,expected", [
@@ -77,7 +78,7 @@ def test_redirects_in_text_of_dumps_without_the_redirect_element(tmp_path, lang,
 
 
 ZH = ["北京是中华人民共和国的首都。", "它是全国的政治和文化中心。", "北京有三千多年的建城史。",
-      "城市的中心是故宫。"]
+      "“城市的中心是故宫。”", "故宫很大。"]  # nothing joins after 。” either
 
 
 @pytest.mark.parametrize("keep_rate", [0.0, 1.0])
@@ -93,6 +94,8 @@ def test_documents_join_cjk_sentences_as_written(keep_rate):
         others = [s for s in ZH if s in pair.doc_text]
         assert pair.doc_text == "".join(others)
         assert (pair.query in pair.doc_text) == pair.query_in_doc
+    # an opening quote after 。 opens the next sentence; a closing one closes this one
+    assert SentenceSplitter.for_language("zh").split("".join(ZH)) == ZH
     # a Latin sentence keeps its space
     latin = Article(2, "P", "en", sections=[Section("", 0, [["One sentence here now.", "Two more words here."]])])
     (pair,) = PairBuilder(PairConfig(min_query_tokens=2)).ict(latin)

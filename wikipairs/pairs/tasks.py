@@ -118,9 +118,14 @@ class Passage:
 def joiner(sentence: str) -> str:
     """What follows `sentence` in a document before the next one: nothing after a character of
     the CJK punctuation or full-width blocks (Chinese and Japanese write no space after a
-    sentence's 。！？ or its closing 」』）), as the page has it; else one space."""
+    sentence's 。！？ or its closing 」』）, nor after 。” ), as the page has it; else one space."""
     last = sentence[-1:]
+    if last in _CLOSING_QUOTES:  # "…一切。”": the mark before the quote decides
+        last = sentence.rstrip(_CLOSING_QUOTES)[-1:]
     return "" if "\u3000" <= last <= "\u303f" or "\uff00" <= last <= "\uffef" else " "
+
+
+_CLOSING_QUOTES = "\"'\u201d\u2019\u00bb\u203a)"
 
 
 def passage_id(lang: str, page_id: int, passage: Passage) -> str:

@@ -440,7 +440,7 @@ _ORDINAL = re.compile(r"(?<![\d.,:])\d{1,3}\.$")  # not a score or time: "2:1.",
 def _with_quotes(text: str, low: int, high: int, start: int, end: int) -> tuple[int, int]:
     """[start, end) with the quote marks around it, French spaced ones too (« Oui. »), within
     [low, high); marks left alone between `low` and it (« " », spaced) go with it as well."""
-    end = _TRAILING_QUOTES.match(text, end, high).end()
+    end = min(high, _TRAILING_QUOTES.match(text, end).end())  # (what follows `high` decides)
     gap = text[low:start]
     return (low + len(gap) - len(gap.lstrip()) if gap.strip() else start), end
 
@@ -448,7 +448,11 @@ def _with_quotes(text: str, low: int, high: int, start: int, end: int) -> tuple[
 _QUOTES = "\"'\u00ab\u00bb\u2039\u203a\u201c\u201d\u201e\u2018\u2019"  # " ' « » ‹ › “ ” „ ‘ ’
 _QUOTES_AS_SPACES = str.maketrans(dict.fromkeys(_QUOTES, " "))
 _WORD = re.compile(r"\w")
-_TRAILING_QUOTES = re.compile(f"[{_QUOTES}]*(?:[^\\S\\n]+[\u00bb\u203a](?!\\S))?")  # " »" after
+# Quote marks that close the sentence before them: any, but an opening one (“ ‘ „ « ‹) only if
+# no word follows it at once (Chinese "。“晶体管…" opens the next sentence; German „Ja.“ closes).
+_TRAILING_QUOTES = re.compile(
+    f"(?:[\"'\u00bb\u203a\u201d\u2019]|[\u00ab\u2039\u201c\u201e\u2018](?![^\\s{_QUOTES}]))*"
+    f"(?:[^\\S\\n]+[\u00bb\u203a](?!\\S))?")  # and a spaced " »" after
 
 
 # ---- the universal rule: sentence marks of other scripts ------------------------------------

@@ -385,21 +385,26 @@ class TopWlpDocs(beam.CombineFn):
     The accumulator is (docs by page id, a heap of (-rank, arrival, page id) over the same
     pages): each page's rank is hashed once, and the worst page leaves in O(log cap), where a
     scan of all kept pages per document made a page with a million links cost a billion hashes.
-    The arrival number breaks rank ties as the scan did (the earliest kept page leaves first)."""
+    The arrival number breaks rank ties as the scan did (the earliest kept page leaves first).
+    It also counts the links it was given and the self-links among them (each link is added
+    once, whatever the bundles: exact), output with the kept documents as
+    (docs, links, self_links) for the counters the in-memory path keeps (`wlp_pairs`)."""
 
     def __init__(self, config: PairConfig):
         self.config = config
 
     def create_accumulator(self):
-        return {}, [], 0
+        return {}, [], 0, 0, 0
 
     def add_input(self, acc, element):
         title, doc = element
-        return self._add(acc, title, doc)
+        kept, worst_first, arrivals, links, self_links = acc
+        if is_self_link(title, doc):
+            return kept, worst_first, arrivals, links + 1, self_links + 1
+        kept, worst_first, arrivals = self._add((kept, worst_first, arrivals), title, doc)
+        return kept, worst_first, arrivals, links + 1, self_links
 
     def _add(self, acc, title, doc: WlpDoc):
-        if is_self_link(title, doc):
-            return acc  # counted by the pair builder in the in-memory path
         kept, worst_first, arrivals = acc
         old = kept.get(doc.page_id)
         cap = self.config.wlp_docs_per_page
@@ -414,14 +419,16 @@ class TopWlpDocs(beam.CombineFn):
         return kept, worst_first, arrivals
 
     def merge_accumulators(self, accs):
-        merged = self.create_accumulator()
-        for kept, _, _ in accs:
+        merged, links, self_links = ({}, [], 0), 0, 0
+        for kept, _, _, n, n_self in accs:
             for title, doc in kept.values():
                 merged = self._add(merged, title, doc)
-        return merged
+            links, self_links = links + n, self_links + n_self
+        return (*merged, links, self_links)
 
     def extract_output(self, acc):
-        return [doc for _, doc in acc[0].values()]
+        kept, _, _, links, self_links = acc
+        return [doc for _, doc in kept.values()], links, self_links
 
 
 class CollectRedirects(beam.CombineFn):
@@ -492,7 +499,12 @@ class _WlpPairs(beam.DoFn):
     def process(self, item):
         _, groups = item
         queries = list(groups["query"])
-        docs = [doc for chunk in groups["docs"] for doc in chunk]
+        docs = []
+        for chunk, links, self_links in groups["docs"]:  # TopWlpDocs' one output
+            docs.extend(chunk)
+            if queries:  # what the in-memory path counts in `wlp_pairs`
+                self.counts["wlp_skipped_self_link"] += self_links
+                self.counts["wlp_capped"] += links - self_links - len(chunk)
         if not queries:
             if docs:
                 self.counts["wlp_docs_without_query_page"] += 1

@@ -34,6 +34,9 @@ class _ScanTopDocs(TopWlpDocs):
     def create_accumulator(self):
         return {}
 
+    def add_input(self, acc, element):
+        return self._add(acc, *element)
+
     def _add(self, acc, title, doc):
         if is_self_link(title, doc):
             return acc
@@ -65,7 +68,8 @@ def _combine(fn, docs, parts: int):
         for doc in docs[k::parts]:
             acc = fn.add_input(acc, (TITLE, doc))
         accs.append(acc)
-    return fn.extract_output(fn.merge_accumulators(accs))
+    out = fn.extract_output(fn.merge_accumulators(accs))
+    return out[0] if isinstance(out, tuple) else out  # TopWlpDocs: (docs, links, self_links)
 
 
 def _key(docs):
@@ -89,6 +93,33 @@ def test_same_documents_as_the_scan_and_the_core_rule(cap, parts, seed):
     assert sorted(_key(got)) == sorted(_key(expected))
     assert len(got) == (min(cap, len(first)) if cap > 0 else len(first))
     assert all(d.page_id != 0 for d in got)  # the self-link is gone
+
+
+@pytest.mark.parametrize("parts", [1, 2, 5])
+def test_counts_are_the_in_memory_paths_whatever_the_bundles(parts):
+    """The links given and the self-links among them are counted exactly however the input is
+    split; the Beam build's wlp_capped and wlp_skipped_self_link then equal the in-memory
+    path's (`PairBuilder.wlp_pairs`), which counted nothing on the Beam path before."""
+    from collections import Counter
+
+    from wikipairs.pairs.tasks import PairBuilder, WlpQuery
+    config = PairConfig(wlp_docs_per_page=5, seed=7)
+    docs = _docs(600, 120, 7)
+    fn = TopWlpDocs(config)
+    accs = []
+    for k in range(parts):
+        acc = fn.create_accumulator()
+        for doc in docs[k::parts]:
+            acc = fn.add_input(acc, (TITLE, doc))
+        accs.append(acc)
+    kept, links, self_links = fn.extract_output(fn.merge_accumulators(accs))
+    assert links == len(docs) and self_links == sum(d.page_id == 0 for d in docs)
+    counts = Counter()
+    query = WlpQuery(page_id=0, title=TITLE, lang="en",
+                     lead=[(0, 0, "A lead sentence of the query page.")], counts=[8])
+    PairBuilder(config, counts=counts).wlp_pairs(query, docs)
+    assert counts["wlp_skipped_self_link"] == self_links
+    assert counts["wlp_capped"] == links - self_links - len(kept)
 
 
 def test_rank_ties_leave_in_arrival_order(monkeypatch):

@@ -404,15 +404,19 @@ class PairBuilder:
         Keeps one document per linking page (its first link to A), drops self-links, caps at
         `wlp_docs_per_page` by seeded hash; the result is sorted by document page id."""
         best: dict[int, WlpDoc] = {}
+        links = 0
         for doc in docs:
             if is_self_link(query.title, doc):
                 self.counts["wlp_skipped_self_link"] += 1
                 continue
+            links += 1
             old = best.get(doc.page_id)
             if old is None or doc.order < old.order:
                 best[doc.page_id] = doc
         chosen = select_wlp_docs(best.values(), query.title, self.config)
-        self.counts["wlp_capped"] += len(best) - len(chosen)
+        # links not made into pairs: a page's later links to A, and pages over the cap (what
+        # the Beam path can count exactly whatever its bundles: links, not distinct pages)
+        self.counts["wlp_capped"] += links - len(chosen)
         pairs = []
         for doc in sorted(chosen, key=lambda d: d.page_id):
             q = choose(len(query.lead), self.config.seed, "wlp", query.page_id, doc.page_id)

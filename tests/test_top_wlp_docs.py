@@ -60,7 +60,7 @@ class _ScanTopDocs(TopWlpDocs):
         return [doc for _, doc in acc.values()]
 
 
-def _combine(fn, docs, parts: int):
+def _combined(fn, docs, parts: int):
     """Beam's lifted combine: `parts` accumulators over slices of the input, then merged."""
     accs = []
     for k in range(parts):
@@ -68,7 +68,11 @@ def _combine(fn, docs, parts: int):
         for doc in docs[k::parts]:
             acc = fn.add_input(acc, (TITLE, doc))
         accs.append(acc)
-    out = fn.extract_output(fn.merge_accumulators(accs))
+    return fn.extract_output(fn.merge_accumulators(accs))
+
+
+def _combine(fn, docs, parts: int):
+    out = _combined(fn, docs, parts)
     return out[0] if isinstance(out, tuple) else out  # TopWlpDocs: (docs, links, self_links)
 
 
@@ -105,14 +109,7 @@ def test_counts_are_the_in_memory_paths_whatever_the_bundles(parts):
     from wikipairs.pairs.tasks import PairBuilder, WlpQuery
     config = PairConfig(wlp_docs_per_page=5, seed=7)
     docs = _docs(600, 120, 7)
-    fn = TopWlpDocs(config)
-    accs = []
-    for k in range(parts):
-        acc = fn.create_accumulator()
-        for doc in docs[k::parts]:
-            acc = fn.add_input(acc, (TITLE, doc))
-        accs.append(acc)
-    kept, links, self_links = fn.extract_output(fn.merge_accumulators(accs))
+    kept, links, self_links = _combined(TopWlpDocs(config), docs, parts)
     assert links == len(docs) and self_links == sum(d.page_id == 0 for d in docs)
     counts = Counter()
     query = WlpQuery(page_id=0, title=TITLE, lang="en",

@@ -1027,11 +1027,12 @@ def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None
     Links are placed in the spans returned, so their offsets follow."""
     counts = counts if counts is not None else Counter()
     kept = []
+    bars = "|" in text or "·" in text or "•" in text  # (str searches: ~10x a regex's speed)
     for start, end in bounds:
         if not _ANY_WORD.search(text, start, end):
             counts["wordless_sentences"] += 1
             continue
-        if _BAR_SEPARATOR.search(text, start, end) and _is_link_bar(text[start:end]):
+        if bars and _BAR_CHAR.search(text, start, end) and _is_link_bar(text[start:end]):
             counts["link_bars"] += 1
             continue
         pipe = _LEADING_PIPE.match(text, start, end)
@@ -1044,6 +1045,7 @@ def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None
 
 _ANY_WORD = re.compile(r"[^\W_]")
 _BAR_SEPARATOR = re.compile(r"\s[|·•]\s")
+_BAR_CHAR = re.compile("[|·•]")  # found first: a pattern opening with \s would try every character
 
 
 def _is_link_bar(sentence: str) -> bool:

@@ -139,7 +139,8 @@ _SPACES = re.compile(r"\s+")
 _OTHER_SPACE = re.compile(
     "[\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 # Characters that show nothing (soft hyphen, zero-width space, word joiner, BOM, the marks and
-# controls of text direction, &lrm; &rlm;): removed from sentences. The zero-width (non-)joiners stay: Persian and Indic words need them.
+# controls of text direction, &lrm; &rlm;): removed from sentences. The zero-width (non-)joiners
+# stay: Persian and Indic words need them.
 _INVISIBLE = re.compile("[\xad\u200b\u2060\ufeff\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 # Brackets a dropped template leaves empty: "Alpha ({{IPA|...}}) is" -> "Alpha is"; not the
 # call of rename() or match()-step, written so in running text (see `_without_empty_brackets`).
@@ -199,8 +200,8 @@ def _without_empty_brackets(text: str) -> str:
 
 # Templates whose text is a footnote or a citation ({{efn|...}}, {{sfn|...}}, {{cite book|...}}):
 # their links are the reference's, not the page's, as <ref>s' are (and as on the HTML path).
-_FOOTNOTE = re.compile(r"(?i)(?:template:)?\s*(?:efn|refn|sfn|harv|notetag|cite|citation|"
-                       r"ref label|note label)")
+_FOOTNOTE = re.compile(r"(?i)(?:template:)?\s*(?:efn|refn|sfn|sfnp|sfnm|harvn?b?|harvp|notetag|"
+                       r"cite|citation|ref label|note label)\b")
 
 
 def _without_quote_markup(text: str) -> str:
@@ -360,8 +361,8 @@ class Cleaner:
             if "]]''" in text:  # MediaWiki takes a link's trail before its quotes: none here
                 text = _QUOTES_AFTER_LINK.sub("]]\u2060", text)  # (removed as invisible)
             text = _without_quote_markup(text)
-            if _RUN_BREAK in text:
-                text = text.replace(_RUN_BREAK, "")
+        if _RUN_BREAK in text:  # ("'{{x}}'" leaves one where no quote run is)
+            text = text.replace(_RUN_BREAK, "")
         return text, categories, work.hidden_links
 
     def expand_templates(self, text: str, work: _PageWork, depth: int = 0) -> str:

@@ -159,7 +159,9 @@ def test_apostrophes_that_mediawiki_shows_between_quote_runs_stay():
              ("en", "''''''x'''''' and l''''art''' and '''''bold''''' and '''Alpha''' is ''b''.",
               "'x' and l'art and bold and Alpha is b."),
              ("en", "Sugar is '''{{chem|C|12}}'''; glucose '''''{{chem|C|6}}''''', too.",
-              "Sugar is ; glucose , too.")]
+              "Sugar is ; glucose , too."),
+             # the mark between the two quotes goes where no quote run is, too
+             ("en", "The word '{{notarealtemplate|x}}' is odd.", "The word '' is odd.")]
     for lang, text, expected in cases:
         assert page_sentences(lang, text) == [expected], text
 

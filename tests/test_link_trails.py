@@ -74,3 +74,21 @@ def test_jawiki_anchors_stop_at_the_link(parsed_dumps):
     bad = [link for link in links if link.anchor.startswith(link.target) and
            len(link.anchor) > len(link.target) and run_on.match(link.anchor[len(link.target)])]
     assert len(bad) < len(links) / 1000, [(b.target, b.anchor) for b in bad[:5]]
+
+
+def test_the_generator_reads_mediawikis_patterns():
+    """tools/make_link_trails.py turns each $linkTrail into one letter of the trail for `re`
+    (the generated table needs php and MediaWiki's files; its conversion is checked here)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / "make_link_trails.py"
+    spec = importlib.util.spec_from_file_location("make_link_trails", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool._python_unit("/^([a-z]+)(.*)$/sD") == "[a-z]"
+    assert tool._python_unit("/^([\\x{0980}-\\x{09FF}]+)(.*)$/sDu") == "[\u0980-\u09ff]"
+    assert tool._python_unit("/^(\\p{L}+)(.*)$/sDu") == r"[^\W\d_]"
+    assert tool._python_unit("/^()(.*)$/sD") == ""
+    assert tool._python_unit("/^((?:[a-z]|'(?!'))+)(.*)$/sDu") == "(?:[a-z]|'(?!'))"
+    with pytest.raises(ValueError):
+        tool._python_unit("/^(x)(.*)$/")

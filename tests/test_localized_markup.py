@@ -126,6 +126,10 @@ def test_see_also_and_external_links_of_other_wikis_are_no_text(lang, see_also, 
     ("en", "'''Alpha''' ({{notarealtemplate|x}}) is a letter.", ["Alpha is a letter."]),
     ("ko", "'''서울특별시'''({{llang|en|Seoul}})는 수도이다.", ["서울특별시는 수도이다."]),
     ("en", "Beta ({{notarealtemplate|x}}; born 1900) was a poet.", ["Beta (born 1900) was a poet."]),
+    # ... nor the separator a dropped template followed ("(서울特別市, )", "（Neumann János，）")
+    ("ko", "'''서울특별시'''(서울特別市, {{llang|en|Seoul}})는 수도이다.", ["서울특별시(서울特別市)는 수도이다."]),
+    ("zh", "诺伊曼（{{lang-hu|Neumann János}}，{{bd|1903年|1957年}}）是数学家。",
+     ["诺伊曼（Neumann János）是数学家。"]),
     # characters that show nothing are no part of a sentence
     ("en", "Soft&shy;hyphen and zero&#x200B;width text.", ["Softhyphen and zerowidth text."]),
     ("fa", "می\u200cروم به خانه.", ["می\u200cروم به خانه."]),  # ZWNJ stays: part of the word

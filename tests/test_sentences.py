@@ -101,6 +101,12 @@ FALSE_ENDS = [
      ["En el año 79 d. C. el Vesubio entró en erupción.", "Fin."]),
     ("de", "Bayern gewann mit 2:1. Danach trat er um 14:30. Der Trainer ging.",  # no ordinals
      ["Bayern gewann mit 2:1.", "Danach trat er um 14:30.", "Der Trainer ging."]),
+    ("ko", 'He는 "나는 간다."라고 말했다. 그는 "왕이 죽었다."는 기록을 남겼다. 끝.',  # particles
+     ['He는 "나는 간다."라고 말했다.', '그는 "왕이 죽었다."는 기록을 남겼다.', "끝."]),
+    ("he", 'בשנת 1920 הוא היגר לארה"ב. שם הוא עבד כמורה.',  # an acronym, not an initial
+     ['בשנת 1920 הוא היגר לארה"ב.', "שם הוא עבד כמורה."]),
+    ("vi", "TP. Hồ Chí Minh là thành phố lớn nhất. GS. TS. Nguyễn Văn B là giáo sư.",
+     ["TP. Hồ Chí Minh là thành phố lớn nhất.", "GS. TS. Nguyễn Văn B là giáo sư."]),
     ("fr", "Il vit avec Mgr. Dupont. Ils étaient sept. Puis huit.",
      ["Il vit avec Mgr. Dupont.", "Ils étaient sept.", "Puis huit."]),
     ("bn", "আয়ু প্রায় ৭২.৬ বছর। দূরত্ব ৪০০ কি. মি. ছিল। তালিকা: ১. ঢাকা ২. খুলনা।",

@@ -42,7 +42,8 @@ REDIRECT_WORDS = ("REDIRECT", "REDIRECTION", "WEITERLEITUNG", "ΑΝΑΚΑΤΕΥ�
                   "ПЕРЕНАПРАВЛЕННЯ", "PATRZ", "PRZEKIERUJ", "OMDIRIGERING", "PŘESMĚRUJ",
                   "OHJAUS", "UUDELLEENOHJAUS", "ÁTIRÁNYÍTÁS", "YÖNLENDİRME", "ALIH", "REDIRECCIÓ",
                   "تحويل", "הפניה", "重定向", "転送", "リダイレクト", "넘겨주기",
-                  "تغییرمسیر", "अनुप्रेषित", "เปลี่ยนทาง", "ՎԵՐԱՀՂՈՒՄ", "পুনর্নির্দেশ")
+                  "تغییرمسیر", "अनुप्रेषित", "เปลี่ยนทาง", "ՎԵՐԱՀՂՈՒՄ", "পুনর্নির্দেশ",
+                  "ĐỔI")
 _REDIRECT_TEXT = re.compile(
     r"^\s*#(?:%s)\s*:?\s*\[\[([^\]|]+)" % "|".join(map(re.escape, set(REDIRECT_WORDS))), re.I)
 _ROOT = re.compile(rb"^(\xef\xbb\xbf)?\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mediawiki\b[^>]*>",

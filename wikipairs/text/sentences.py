@@ -99,6 +99,7 @@ PREFIX_ABBREVIATIONS = {lang: frozenset(words.split()) for lang, words in {
     "sv": "t.ex resp kl",
     "nl": "o.a",
     "tr": "doç av sok cad mah bkz",
+    "vi": "tp gs ts pgs ths bs",  # "TP. Hồ Chí Minh" (thành phố), "GS. TS." (titles)
 }.items()}
 
 # Training text needed before the trained parameters are worth using (~a few hundred articles).
@@ -383,7 +384,8 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
     * a closing quote or bracket is followed by a Japanese particle that continues the sentence
       (「I am happy.」と言う), as the universal rule keeps 「…。」と言う whole;
     * the piece ends with an abbreviation of the language that precedes a name or a number
-      (`PREFIX_ABBREVIATIONS`: "ок. 12 млн", "им. Ленина").
+      (`PREFIX_ABBREVIATIONS`: "ок. 12 млн", "им. Ленина");
+    * a closing quote is followed at once by Hangul: a Korean particle ("…간다."라고 말했다).
     The initial may be two letters, a capital and a small one: Greek and Russian write J., D.
     as "Τζ.", "Ντ.", "Дж."."""
     if len(spans) < 2:
@@ -403,7 +405,9 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
                 and _PERIODLESS.match(text, piece_end - 2)
                 or text[piece_end - 1] in _JA_CLOSERS and _QUOTE_CONTINUES.match(text, start)
                 or prefixes and text[piece_end - 1] == "." and _ends_with_prefix(
-                    text, before, piece_end, prefixes)):
+                    text, before, piece_end, prefixes)
+                or piece_end == start and text[piece_end - 1] in _CLOSING_QUOTE_MARKS
+                and _HANGUL.match(text, start)):
             joined[-1] = (before, end)
         else:
             joined.append((start, end))
@@ -417,8 +421,13 @@ _CASED = r"\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}"
 _GLUED_END = regex.compile(
     rf"(?V1)[.!?\u2026](?:[\d\-\u2010\u2011]|(?![[{_CASED}]&&\p{{Lu}}][[{_CASED}]&&\p{{Ll}}])[{_CASED}])")
 _LOWER_CASED = regex.compile(rf"(?V1)[^\w]*[[{_CASED}]&&\p{{Ll}}]")
-_INITIAL = regex.compile(  # not °C., 300 m.
-    r"(?<![\w.\-\u2010\u2011\u00b0]|\d\s)(?:[^\W\d_]|\p{Lu}\p{Ll})\.$")
+_INITIAL = regex.compile(  # not °C., 300 m., nor a Hebrew acronym's last letter (ארה"ב.)
+    r"(?<![\w.\-\u2010\u2011\u00b0]|\d\s)(?!(?<=[\"\u05f3\u05f4'])\p{Hebrew})"
+    r"(?:[^\W\d_]|\p{Lu}\p{Ll})\.$")
+# Korean: a quote closed after its end mark, then at once a particle ("…간다."라고 말했다): the
+# sentence goes on (Korean puts a space between sentences).
+_CLOSING_QUOTE_MARKS = "\"'\u201d\u2019\u300d\u300f"
+_HANGUL = regex.compile(r"\p{Hangul}")
 # Full stops of scripts that do not end sentences with "." (Devanagari and Bengali danda,
 # Armenian, Myanmar, Ethiopic, Urdu, CJK).
 _NATIVE_FULL_STOP = re.compile("[\u0964\u0965\u09f7\u0589\u104b\u1362\u06d4\u3002\uff61]")

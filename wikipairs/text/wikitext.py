@@ -50,20 +50,25 @@ BOILERPLATE_SECTIONS = {
     "fi": {"lähteet", "aiheesta muualla", "katso myös", "viitteet"},
     "hu": {"jegyzetek", "források", "további információk", "lásd még"},
     "tr": {"kaynakça", "dış bağlantılar", "ayrıca bakınız", "notlar", "kaynaklar"},
-    "id": {"referensi", "pranala luar", "lihat pula", "catatan"},
-    "vi": {"tham khảo", "liên kết ngoài", "xem thêm", "chú thích"},
+    "id": {"referensi", "pranala luar", "lihat pula", "catatan", "lihat juga", "daftar pustaka",
+           "bacaan lanjutan", "rujukan", "catatan kaki"},
+    "vi": {"tham khảo", "liên kết ngoài", "xem thêm", "chú thích", "ghi chú", "đọc thêm",
+           "thư mục"},
     "ar": {"مراجع", "المراجع", "مصادر", "المصادر", "وصلات خارجية", "روابط خارجية", "انظر أيضًا",
            "انظر أيضا", "ملاحظات"},
-    "fa": {"منابع", "پانویس", "جستارهای وابسته", "پیوند به بیرون", "یادداشت‌ها"},
-    "he": {"ראו גם", "קישורים חיצוניים", "הערות שוליים", "לקריאה נוספת"},
+    "fa": {"منابع", "پانویس", "جستارهای وابسته", "پیوند به بیرون", "یادداشت‌ها", "یادداشت ها",
+           "کتاب‌شناسی", "برای مطالعهٔ بیشتر", "برای مطالعه بیشتر"},
+    "he": {"ראו גם", "קישורים חיצוניים", "הערות שוליים", "לקריאה נוספת", "ביאורים", "מקורות"},
     "hi": {"सन्दर्भ", "संदर्भ", "इन्हें भी देखें", "बाहरी कड़ियाँ"},
     "bn": {"তথ্যসূত্র", "আরও দেখুন", "বহিঃসংযোগ", "টীকা"},
     "hy": {"ծանոթագրություններ", "արտաքին հղումներ", "տես նաև", "գրականություն"},
     "ja": {"脚注", "出典", "参考文献", "関連項目", "外部リンク", "注釈", "関連文献", "推薦文献",
            "参考資料", "関連書籍"},
     "zh": {"参考文献", "參考文獻", "参考资料", "參考資料", "参见", "參見", "外部链接", "外部連結",
-           "注释", "註釋"},
-    "ko": {"각주", "참고 문헌", "같이 보기", "외부 링크"},
+           "注释", "註釋", "相关条目", "相關條目", "延伸阅读", "延伸閱讀", "参考来源", "參考來源",
+           "脚注", "腳註", "注解", "参考书目", "參考書目"},
+    "ko": {"각주", "참고 문헌", "같이 보기", "외부 링크", "참고 자료", "참고문헌", "더 읽어보기",
+           "출처", "바깥 고리", "내용주", "주해"},
 }
 
 # Tags removed with their content.
@@ -148,6 +153,9 @@ _EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；]*[)）]")
 _IDENTIFIER_END = re.compile(r"[A-Za-z0-9_]")
 # ... or opening with the separator that followed it: "({{IPA|...}}; born 1900)" -> "(born 1900)".
 _BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])\s*[,;:、，；][\s,;:、，；]*")
+# ... or closing after one: "(서울特別市, {{llang|...}})" -> "(서울特別市)", "（Neumann János，{{bd|...}}）"
+# (not ";": "&beta;)" is an entity not yet decoded)
+_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"\s*[,、，；][\s,、，；]*([)）])")
 _SIMPLE_LINK = r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\](%s)"  # trail: link_trail()
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
@@ -195,7 +203,8 @@ def _without_empty_brackets(text: str) -> str:
     marked = _EMPTY_BRACKETS.sub(mark, text)
     if "\x00" in marked:
         marked = marked.replace(" \x00", "").replace("\t\x00", "").replace("\x00", "")
-    return _BRACKET_OPENS_WITH_SEPARATOR.sub(r"\1", marked)
+    marked = _BRACKET_OPENS_WITH_SEPARATOR.sub(r"\1", marked)
+    return _BRACKET_CLOSES_AFTER_SEPARATOR.sub(r"\1", marked)
 
 
 # Templates whose text is a footnote or a citation ({{efn|...}}, {{sfn|...}}, {{cite book|...}}):
@@ -353,7 +362,8 @@ class Cleaner:
         text = _BLOCK_TAG.sub("\n\n", text)
         if "__" in text:
             text = _MAGIC.sub("", text)
-        if "()" in text or "( " in text or "(," in text or "(;" in text or "（" in text:
+        if "()" in text or "( " in text or "(," in text or "(;" in text or "（" in text \
+                or ", )" in text or ",)" in text:
             text = _without_empty_brackets(text)  # the gates above: str searches, ~10x cheaper
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)

@@ -410,10 +410,15 @@ def test_the_rest_of_a_dropped_transclusion_and_language_marks_go():
             '<div about="#mwt7">Source : Météo-France.</div>'
             '<p>La rue ' + wikilink("Rue Whitefriar", "Whitefriar")
             + ' <a rel="mw:WikiLink/Interwiki" class="extiw" href="https://en.wikipedia.org/wiki/X">'
-            '<span class="indicateur-langue">(en)</span></a> est longue.</p></section>')
+            '<span class="indicateur-langue">(en)</span></a> est longue.</p>'
+            # a dropped style of a template's output is not the template: its text stays
+            '<p>Le gâteau fait <style about="#mwt9" typeof="mw:Extension/templatestyles '
+            'mw:Transclusion">.f{}</style><span about="#mwt9" class="frac">1⁄2</span> du poids.</p>'
+            '</section>')
     article = cleaner.article(HtmlPage(id=1, ns=0, title="T", html=page_html(body)))
     assert article.sections[0].paragraphs == [["Le climat est doux."],
-                                              ["La rue Whitefriar est longue."]]
+                                              ["La rue Whitefriar est longue."],
+                                              ["Le gâteau fait 1⁄2 du poids."]]
 
 
 # ---- the command --------------------------------------------------------------------------------

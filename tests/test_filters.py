@@ -89,6 +89,9 @@ def test_templates_named_like_dab_words_are_not_dab():
                             )) is None
     assert skip_reason(page("タイ", PROSE + "{{要曖昧さ回避|date=2020年1月}}")) is None
     assert skip_reason(page("Vell", PROSE), ["曖昧さ回避の必要なリンクのあるページ"]) is None
+    for category in ("Chạy định hướng", "مقالات تحتاج توضيح", "Неоднозначные ситуации",
+                     "صفحه‌های دارای پیوند به صفحه‌های ابهام‌زدایی"):  # words with other senses
+        assert skip_reason(page("Vell", PROSE), [category]) is None, category
 
 
 # ---- lists -----------------------------------------------------------------------------------

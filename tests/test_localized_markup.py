@@ -96,6 +96,10 @@ def test_documents_join_cjk_sentences_as_written(keep_rate):
         assert (pair.query in pair.doc_text) == pair.query_in_doc
     # an opening quote after 。 opens the next sentence; a closing one closes this one
     assert SentenceSplitter.for_language("zh").split("".join(ZH)) == ZH
+    # after 。” only a CJK sentence follows with no space ("…之。” It was founded" keeps it)
+    from wikipairs.pairs.tasks import joiner
+    assert joiner("The motto is “学而时习之。”", "It was founded.") == " "
+    assert joiner("他说“好。”", "然后走了。") == ""
     # a Latin sentence keeps its space
     latin = Article(2, "P", "en", sections=[Section("", 0, [["One sentence here now.", "Two more words here."]])])
     (pair,) = PairBuilder(PairConfig(min_query_tokens=2)).ict(latin)

@@ -209,6 +209,8 @@ def test_a_link_takes_no_trail_across_quote_markup():
     article = page_article("fr", "La [[Syllabe|silab]]'''o''' et ''[[Titanic]]''s et [[bus]]es.")
     assert [s for *_, s in article.sentences()] == ["La silabo et Titanics et buses."]
     assert [link.anchor for link in article.links] == ["silab", "Titanic", "buses"]
+    heading = page_article("en", "Intro.\n\n== The [[Titanic]]''s'' voyage ==\nText.").sections[1]
+    assert heading.heading == "The Titanics voyage"  # no trail breaker (U+2060) left in it
 
 
 def test_navigation_bars_are_debris():

@@ -94,8 +94,8 @@ FALSE_ENDS = [
     # abbreviations before a name or a number (PREFIX_ABBREVIATIONS); "5 tys." can end one
     ("ru", "Население ок. 12 млн. Улица им. Ленина и собор св. Петра. Да.",
      ["Население ок. 12 млн.", "Улица им. Ленина и собор св. Петра.", "Да."]),
-    ("pl", "Ma ok. 5 tys. mieszkańców. Ul. Marszałkowska i al. Jerozolimskie. Było ich 5 tys. Potem.",
-     ["Ma ok. 5 tys. mieszkańców.", "Ul. Marszałkowska i al. Jerozolimskie.", "Było ich 5 tys.",
+    ("pl", "Ma ok. 5 tys. mieszkańców. Ul. Marszałkowska i kościół św. Jana. Było ich 5 tys. Potem.",
+     ["Ma ok. 5 tys. mieszkańców.", "Ul. Marszałkowska i kościół św. Jana.", "Było ich 5 tys.",
       "Potem."]),
     ("es", "En el año 79 d. C. el Vesubio entró en erupción. Fin.",
      ["En el año 79 d. C. el Vesubio entró en erupción.", "Fin."]),
@@ -107,6 +107,11 @@ FALSE_ENDS = [
      ['בשנת 1920 הוא היגר לארה"ב.', "שם הוא עבד כמורה."]),
     ("vi", "TP. Hồ Chí Minh là thành phố lớn nhất. GS. TS. Nguyễn Văn B là giáo sư.",
      ["TP. Hồ Chí Minh là thành phố lớn nhất.", "GS. TS. Nguyễn Văn B là giáo sư."]),
+    # ... but not those that can end one ("et al.", "в Тверской обл.")
+    ("pl", "Opisał to Kowalski et al. Następnie wyniki potwierdzono.",
+     ["Opisał to Kowalski et al.", "Następnie wyniki potwierdzono."]),
+    ("ru", "Село расположено в Тверской обл. Население составляет 100 человек.",
+     ["Село расположено в Тверской обл.", "Население составляет 100 человек."]),
     ("fr", "Il vit avec Mgr. Dupont. Ils étaient sept. Puis huit.",
      ["Il vit avec Mgr. Dupont.", "Ils étaient sept.", "Puis huit."]),
     ("bn", "আয়ু প্রায় ৭২.৬ বছর। দূরত্ব ৪০০ কি. মি. ছিল। তালিকা: ১. ঢাকা ২. খুলনা।",

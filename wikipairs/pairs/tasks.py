@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import re
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -91,17 +92,18 @@ class Passage:
 
     def text(self, skip: int | None = None) -> str:
         """The sentences (without sentence `skip`) as the page writes them: see `joiner`."""
+        kept = [t for i, (_, _, t) in enumerate(self.sentences) if i != skip]
         parts = []
-        for i, (_, _, t) in enumerate(self.sentences):
-            if i != skip:
-                if parts:
-                    parts.append(joiner(parts[-1]))
-                parts.append(t)
+        for t in kept:
+            if parts:
+                parts.append(joiner(parts[-1], t))
+            parts.append(t)
         return "".join(parts)
 
     def offset(self, k: int) -> int:
         """Where sentence k starts in `text()`."""
-        return sum(len(t) + len(joiner(t)) for _, _, t in self.sentences[:k])
+        texts = [t for _, _, t in self.sentences]
+        return sum(len(t) + len(joiner(t, texts[i + 1])) for i, t in enumerate(texts[:k]))
 
     def doc_tokens(self, skip: int | None = None) -> int:
         """Tokens of the document: title and sentences (counted one by one)."""
@@ -112,20 +114,24 @@ class Passage:
         `joiner`): then the sum of their counts is not the text's (a subword model starts each
         sentence counted alone with a word-start piece that the joined text lacks)."""
         kept = [t for i, (_, _, t) in enumerate(self.sentences) if i != skip]
-        return any(not joiner(t) for t in kept[:-1])
+        return any(not joiner(t, following) for t, following in zip(kept, kept[1:]))
 
 
-def joiner(sentence: str) -> str:
+def joiner(sentence: str, following: str = "") -> str:
     """What follows `sentence` in a document before the next one: nothing after a character of
     the CJK punctuation or full-width blocks (Chinese and Japanese write no space after a
     sentence's 。！？ or its closing 」』）, nor after 。” ), as the page has it; else one space."""
     last = sentence[-1:]
-    if last in _CLOSING_QUOTES:  # "…一切。”": the mark before the quote decides
+    if last in _CLOSING_QUOTES:  # "…一切。”此后": the mark before the quote decides, where
+        if not _CJK_START.match(following):  # a CJK sentence follows ("…之。” It was": a space)
+            return " "
         last = sentence.rstrip(_CLOSING_QUOTES)[-1:]
     return "" if "\u3000" <= last <= "\u303f" or "\uff00" <= last <= "\uffef" else " "
 
 
 _CLOSING_QUOTES = "\"'\u201d\u2019\u00bb\u203a)"
+_CJK_START = re.compile("[\u201c\u2018]?[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                        "\uff00-\uffef]")
 
 
 def passage_id(lang: str, page_id: int, passage: Passage) -> str:

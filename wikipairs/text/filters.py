@@ -25,18 +25,21 @@ DISAMBIGUATION_TEMPLATES = {
     "แก้ความกำกวม", "вишезначна одредница", "razdvojba", "razločitev", "täpsustusleht",
     "բազմիմաստություն",
 }
-# Words of disambiguation categories and of title qualifiers: "Vell (homonymie)".
+# Words of disambiguation categories (and of title qualifiers: "Vell (homonymie)"): only words
+# that name nothing else ("định hướng" is also orientation, "توضيح" clarification, and
+# "ابهام‌زدایی" the maintenance category of pages linking to a disambiguation page).
 DISAMBIGUATION_WORDS = ("disambiguation", "begriffsklärung", "homonymie", "desambiguación",
                         "disambigua", "αποσαφήνιση", "многозначн", "ujednoznacznienie",
-                        "消歧义", "消歧義", "동음이의", "توضيح", "ابهام‌زدایی", "פירושונים",
-                        "desambiguação", "định hướng", "неоднозначн", "багатозначн",
+                        "消歧义", "消歧義", "동음이의", "פירושונים", "desambiguação",
                         "anlam ayrımı", "rozcestník", "দ্ব্যর্থতা নিরসন", "बहुविकल्पी",
                         "disambiguasi", "egyértelműsítő", "täsmennyssivu", "desambiguació",
                         "dezambiguizare", "แก้ความกำกวม", "вишезначн", "razdvojba",
-                        "razločitev", "täpsustus", "բազմիմաստություն")
-# Title qualifiers only: as a category word each would also name the maintenance categories of
-# the pages that link to a disambiguation page (jawiki's 曖昧さ回避の必要なリンクのあるページ).
-DISAMBIGUATION_TITLE_WORDS = DISAMBIGUATION_WORDS + ("曖昧さ回避", "значения", "значення")
+                        "razločitev", "բազմիմաստություն")
+# Title qualifiers only: as category words these would also name maintenance or topic
+# categories (jawiki's 曖昧さ回避の必要なリンクのあるページ, "Неоднозначные ситуации").
+DISAMBIGUATION_TITLE_WORDS = DISAMBIGUATION_WORDS + (
+    "曖昧さ回避", "значения", "значення", "định hướng", "توضيح", "ابهام‌زدایی", "täpsustus",
+    "неоднозначн", "багатозначн")
 LIST_TITLE = re.compile(
     r"^(?:Lists? of|Index of|Outline of|Glossary of|Liste (?:der|von|des)|"
     r"Liste d[eu']|Lista de|Κατάλογος|Λίστα|Список)\b", re.I)

@@ -174,6 +174,9 @@ def drop_reason(tag: str, attrs) -> str | None:
     return None
 
 
+# Dropped blocks whose transclusion's other elements go with them (see _Work.dropped_about).
+_GROUP_REASONS = frozenset({"tables", "infoboxes", "navboxes"})
+_GROUP_TAGS = frozenset({"table", "div"})
 # Tags dropped whatever their attributes (an element without attributes is otherwise kept).
 _DROPPED_TAGS = frozenset({"table", "figure", "figcaption", "math", "pre", "code", "style",
                            "script"})
@@ -305,9 +308,9 @@ class ParsoidCleaner:
     def _dropped(self, node, reason: str, work: _Work) -> None:
         """Count a dropped element (the outermost only); keep an infobox's or table's links."""
         work.counts[f"html_dropped_{reason}"] += 1
-        about = node.attributes.get("about")
-        if about:
-            work.dropped_about[about] = reason
+        about = node.attributes.get("about") if reason in _GROUP_REASONS else None
+        if about and node.tag in _GROUP_TAGS:  # (a ref or a style in a template's output is
+            work.dropped_about[about] = reason  # not the template: its text stays)
         if reason == "infoboxes" or reason == "tables":
             self._collect_hidden_links(node, work.hidden_links)
 

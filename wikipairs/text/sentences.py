@@ -84,19 +84,20 @@ EXTRA_ABBREVIATIONS["simple"] = EXTRA_ABBREVIATIONS["en"]
 # Abbreviations that stand before a name or a number and so never end a sentence ("ок. 12 млн",
 # "им. Ленина", "ul. Marszałkowska", "Mgr Dupont"), where sentencex's lists lack them and cut
 # the sentence there (`_joined_false_ends`). Lower-case, no final period. Not those that can end
-# one: "в 1990 г.", "и др.", "5 тыс.", "osv.", "usw.", "19. yy.", French "sept." (seven).
+# one: "в 1990 г.", "и др.", "5 тыс.", "в Тверской обл.", "et al.", "osv.", "resp.", "CA.",
+# "usw.", "19. yy.", French "sept." (seven).
 PREFIX_ABBREVIATIONS = {lang: frozenset(words.split()) for lang, words in {
     "ru": "ок им св пос дер ст кн ген доц г-н г-жа англ лат нем фр реж род ум букв см ср напр "
-          "прим гл корп наб пл обл р-н нач",
-    "uk": "бл ім св вул пр просп р-н ген англ нар пом див напр с-ще м-ко",
-    "pl": "ok im św ul al pl os gen płk ks dr inż mgr hab ur zm zob np woj pow gm",
+          "прим гл нач",
+    "uk": "бл ім св вул пр просп ген англ нар пом див напр с-ще м-ко",
+    "pl": "ok im św ul pl os gen płk ks dr inż mgr hab ur zm zob np woj pow gm",
     "cs": "angl lat něm nar zem okr",
     "de": "geb gest hl engl lat franz",
     "fr": "mgr mme mlle st ste janv févr avr juil oct nov déc",
     "it": "pag",
-    "es": "aprox ca d",  # "79 d. C." (después de Cristo)
+    "es": "aprox d",  # "79 d. C." (después de Cristo)
     "pt": "aprox av núm vol pág cap sta",
-    "sv": "t.ex resp kl",
+    "sv": "t.ex kl",
     "nl": "o.a",
     "tr": "doç av sok cad mah bkz",
     "vi": "tp gs ts pgs ths bs",  # "TP. Hồ Chí Minh" (thành phố), "GS. TS." (titles)

@@ -141,7 +141,12 @@ def _linked(args):
     `name=` or `lt=` where given."""
     target = _pos(args, 1)
     label = (args.get("name") or args.get("lt") or "").strip() or target
-    return f"[[{target}|{label}]]" if target else label
+    if not target or _COUNTRY_CODE.match(target):  # {{flag|GBR}}: the page is not "GBR"
+        return label
+    return f"[[{target}|{label}]]"
+
+
+_COUNTRY_CODE = re.compile(r"^[A-Z]{2,3}$")
 
 
 def _circa(args):

@@ -82,8 +82,10 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # alone on its line leaves a footnote mark there: neither ends the paragraph ("born in 1900\n
 # <!-- check -->\nin Paris." is one sentence).
 _ALONE_ON_LINE = re.compile(
-    r"\n(?:<!--(?:[^-]|-(?!->))*-->|<ref\b(?:[^>/]|/(?!>))*(?:/>|>(?:[^<]|<(?!/ref\b))*</ref\s*>))"
-    r"[ \t]*(?=\n)", re.I)  # a comment or ref ends at its first end: none holds the next
+    r"\n(?:<!--(?:[^-]|-(?!->)){0,4000}-->|<ref\b(?:[^>/]|/(?!>)){0,400}"
+    r"(?:/>|>(?:[^<]|<(?!/ref\b)){0,4000}</ref\s*>))[ \t]*(?=\n)", re.I)
+# (a comment or ref ends at its first end, none holds the next; bounded, so that many unclosed
+# ones cost no square of the page)
 _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
 # Dropped tags whose content the page shows in its text (a formula, code): each is counted.
@@ -289,7 +291,9 @@ def heading_text(raw: str) -> str:
     &nbsp;siècle" reads "XIXe siècle", "Career<br />and work" "Career and work")."""
     if "<" in raw:
         raw = _TAG_LEFTOVER.sub(lambda m: " " if m.group()[1:3].lower() == "br" else "", raw)
-    return clean_spaces(html.unescape(raw) if "&" in raw else raw)
+    if "&" in raw:
+        raw = html.unescape(raw)
+    return clean_spaces(_INVISIBLE.sub("", raw))  # (a trail breaker, U+2060, too)
 
 
 def in_boilerplate(title: str, boilerplate) -> bool:

@@ -82,19 +82,20 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # alone on its line leaves a footnote mark there: neither ends the paragraph ("born in 1900\n
 # <!-- check -->\nin Paris." is one sentence).
 _ALONE_ON_LINE = re.compile(
-    r"\n(?:<!--(?:[^-]|-(?!->)){0,4000}-->|<ref\b(?:[^>/]|/(?!>)){0,400}"
-    r"(?:/>|>(?:[^<]|<(?!/ref\b)){0,4000}</ref\s*>))[ \t]*(?=\n)", re.I)
+    r"\n(?:<!--(?:[^-]|-(?!->)){0,4000}-->|<(?i:ref)\b(?:[^>/]|/(?!>)){0,400}"
+    r"(?:/>|>(?:[^<]|<(?!/(?i:ref)\b)){0,4000}</(?i:ref)\s*>))[ \t]*(?=\n)")
 # (a comment or ref ends at its first end, none holds the next; bounded, so that many unclosed
 # ones cost no square of the page)
 _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
 # Dropped tags whose content the page shows in its text (a formula, code): each is counted.
-_SHOWN_DROPS = re.compile(r"<(math|chem|ce|code|syntaxhighlight|source|score|hiero)\b", re.I)
+_SHOWN_DROPS = re.compile(r"<(?i:(math|chem|ce|code|syntaxhighlight|source|score|hiero)\b)")
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
 # Block elements: MediaWiki ends the paragraph before and after them, so the last line of a poem
 # or a quotation never runs into the text that follows it (as in Parsoid HTML, see parsoid.py).
 # A poem's lines stay joined: a verse sentence often spans them.
-_BLOCK_TAG = re.compile(r"</?(?:poem|blockquote|div|center|p)\b[^<>]*>", re.I)
+_BLOCK_TAG = re.compile(r"<(?i:/?(?:poem|blockquote|div|center|p)\b)[^<>]*>")  # (a literal "<" first:
+# the regex engine skips to it, which a pattern wholly case-insensitive does not)
 # Behaviour switches in the wiki's own language as in English: __NOTOC__, __БЕЗ_ОГЛАВЛЕНИЯ__,
 # __لا_فهرس__, __无目录__. Capitals or caseless letters joined by single underscores; a word with a
 # lower-case letter (Python's __init__ in running text) is not a switch.
@@ -157,7 +158,7 @@ _IDENTIFIER_END = re.compile(r"[A-Za-z0-9_]")
 _BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])\s*[,;:、，；][\s,;:、，；]*")
 # ... or closing after one: "(서울特別市, {{llang|...}})" -> "(서울特別市)", "（Neumann János，{{bd|...}}）"
 # (not ";": "&beta;)" is an entity not yet decoded)
-_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"\s*[,、，；][\s,、，；]*([)）])")
+_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"[,、，；][\s,、，；]*([)）])")  # (space before: below)
 _SIMPLE_LINK = r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\](%s)"  # trail: link_trail()
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
@@ -206,7 +207,8 @@ def _without_empty_brackets(text: str) -> str:
     if "\x00" in marked:
         marked = marked.replace(" \x00", "").replace("\t\x00", "").replace("\x00", "")
     marked = _BRACKET_OPENS_WITH_SEPARATOR.sub(r"\1", marked)
-    return _BRACKET_CLOSES_AFTER_SEPARATOR.sub(r"\1", marked)
+    marked = _BRACKET_CLOSES_AFTER_SEPARATOR.sub("\x00\\1", marked)
+    return marked.replace(" \x00", "").replace("\x00", "") if "\x00" in marked else marked
 
 
 # Templates whose text is a footnote or a citation ({{efn|...}}, {{sfn|...}}, {{cite book|...}}):
@@ -293,7 +295,7 @@ def heading_text(raw: str) -> str:
         raw = _TAG_LEFTOVER.sub(lambda m: " " if m.group()[1:3].lower() == "br" else "", raw)
     if "&" in raw:
         raw = html.unescape(raw)
-    return clean_spaces(_INVISIBLE.sub("", raw))  # (a trail breaker, U+2060, too)
+    return clean_spaces(raw if raw.isascii() else _INVISIBLE.sub("", raw))  # (U+2060 too)
 
 
 def in_boilerplate(title: str, boilerplate) -> bool:

@@ -92,13 +92,13 @@ class Passage:
 
     def text(self, skip: int | None = None) -> str:
         """The sentences (without sentence `skip`) as the page writes them: see `joiner`."""
+        kept, joins = self._joins(skip)
+        return "".join(t + j for t, j in zip(kept, joins + [""]))
+
+    def _joins(self, skip: int | None) -> tuple[list[str], list[str]]:
+        """The sentences kept (all but `skip`) and what joins each to the next (`joiner`)."""
         kept = [t for i, (_, _, t) in enumerate(self.sentences) if i != skip]
-        parts = []
-        for t in kept:
-            if parts:
-                parts.append(joiner(parts[-1], t))
-            parts.append(t)
-        return "".join(parts)
+        return kept, [joiner(t, following) for t, following in zip(kept, kept[1:])]
 
     def offset(self, k: int) -> int:
         """Where sentence k starts in `text()`."""
@@ -113,8 +113,7 @@ class Passage:
         """Whether two of its sentences (without `skip`) join with no space between them (see
         `joiner`): then the sum of their counts is not the text's (a subword model starts each
         sentence counted alone with a word-start piece that the joined text lacks)."""
-        kept = [t for i, (_, _, t) in enumerate(self.sentences) if i != skip]
-        return any(not joiner(t, following) for t, following in zip(kept, kept[1:]))
+        return "" in self._joins(skip)[1]
 
 
 def joiner(sentence: str, following: str = "") -> str:

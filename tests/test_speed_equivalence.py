@@ -339,11 +339,14 @@ def _reference_sentences(cleaner: Cleaner, pieces):
         joined = "".join(parts)
     if not joined:
         return [], []
+    holes = ()
+    if "\x03" in joined or "\x04" in joined:  # a later rule, the same on both paths
+        joined, spans, holes = wikitext.without_holes(joined, spans)
     if sentences_module._HAS_END.search(joined):
         bounds = list(cleaner.splitter.tokenizer.span_tokenize(joined))
     else:
         bounds = [(0, len(joined))] if joined.strip() else []
-    bounds = wikitext.prose_spans(joined, bounds)  # a later rule, the same on both paths
+    bounds = wikitext.prose_spans(joined, bounds, None, holes)  # a later rule, as holes
     sentences = [joined[a:b] for a, b in bounds]
     links = []
     for start, end, piece in spans:

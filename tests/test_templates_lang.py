@@ -72,8 +72,8 @@ CASES = [
      ["物理学（ぶつりがく、physics）は学問である。"]),
     ("ja", "{{interlang|en|E.U. (TV series)|E.U.}}は番組である。", ["E.U.は番組である。"]),
     ("ja", "{{要出典範囲|最近の研究|date=2021年5月}}が示す。", ["最近の研究が示す。"]),
-    # unknown templates are still dropped
-    ("fr", "Un {{modèle inconnu|mot}} reste.", ["Un reste."]),
+    # unknown templates are still dropped; the sentence they took words out of goes with them
+    ("fr", "Un {{modèle inconnu|mot}} reste. Une autre phrase reste.", ["Une autre phrase reste."]),
 ]
 
 

@@ -229,7 +229,8 @@ def parse_dump(config: ParseConfig) -> dict:
         # markup debris left out of sentences (text/wikitext.py prose_spans)
         "debris": {"wordless_sentences": counts["wordless_sentences"],
                    "leading_pipes": counts["leading_pipes"],
-                   "link_bars": counts["link_bars"]},
+                   "link_bars": counts["link_bars"],
+                   "lost_words_sentences": counts["lost_words_sentences"]},
         "redirect_cycles_or_too_deep": sum(1 for _, _, r in redirects.rows() if r is None),
         "lang": info["lang"], "sentence_splitter": info["sentence_splitter"],
         # the wikitext path's templates dropped in running text (text/template_drops.py)

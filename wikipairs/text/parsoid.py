@@ -42,8 +42,9 @@ from selectolax.lexbor import LexborHTMLParser
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_INVISIBLE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER,
-                       BOILERPLATE_SECTIONS, ParseOptions, _Piece, in_boilerplate, prose_spans)
+from .wikitext import (_HOLE, _INVISIBLE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER,
+                       BOILERPLATE_SECTIONS, ParseOptions, _Piece, in_boilerplate, prose_spans,
+                       without_holes)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # Elements whose boundaries end a paragraph (their inline content is a paragraph of its own).
@@ -172,6 +173,12 @@ def drop_reason(tag: str, attrs) -> str | None:
             if "free" in link_class or "autonumber" in link_class:
                 return "bare_urls"  # a bare URL, or "[1]": the wikitext path drops them too
     return None
+
+
+def _inline_code(tag: str, node) -> bool:
+    """Whether a dropped code element is inline code on one line: text of the sentence ("the
+    file is named <code>build.xml</code>"), as on the wikitext path."""
+    return tag == "code" and "\n" not in node.text()
 
 
 # Dropped blocks whose transclusion's other elements go with them (see _Work.dropped_about).
@@ -376,6 +383,8 @@ class ParsoidCleaner:
                         self._inline_children(child, work.texts, work)
                     continue
             reason = drop_reason(tag, attrs) if attrs or tag in _DROPPED_TAGS else None
+            if reason == "code" and _inline_code(tag, child):
+                reason = None
             block = tag in BLOCK_TAGS
             if reason is None and work.dropped_about and attrs \
                     and attrs.get("about") in work.dropped_about:
@@ -385,6 +394,8 @@ class ParsoidCleaner:
             if reason is not None and not (reason == "tables" and self.options.keep_tables):
                 if block:
                     self._flush(work)
+                elif reason == "math":
+                    work.texts.append(_HOLE)  # it may have taken words out (see without_holes)
                 self._dropped(child, reason, work)
                 continue
             if not block:  # inline content directly in a container
@@ -451,8 +462,12 @@ class ParsoidCleaner:
                 reason = drop_reason(tag, attrs)
                 if reason is None and work.dropped_about and attrs.get("about") in work.dropped_about:
                     continue  # the rest of a dropped transclusion: gone with it, counted once
+                if reason == "code" and _inline_code(tag, child):
+                    reason = None
                 if reason is not None:
                     self._dropped(child, reason, work)
+                    if reason == "math":
+                        out.append(_HOLE)  # it may have taken words out (see without_holes)
                     continue
             if tag in BLOCK_TAGS:  # a block inside inline content (a list in a link): a space
                 out.append(" ")
@@ -574,7 +589,10 @@ class ParsoidCleaner:
             text = text.strip()
         if not text:
             return [], []
-        bounds = prose_spans(text, self.splitter.spans(text), counts)
+        holes = ()
+        if _HOLE in text:  # (an inline formula dropped)
+            text, spans, holes = without_holes(text, spans)
+        bounds = prose_spans(text, self.splitter.spans(text), counts, holes)
         sentences = [text[a:b] for a, b in bounds]
         links, i = [], 0
         for start, end, piece in spans:  # spans and sentences both go left to right

@@ -50,10 +50,13 @@ NOT_WORDS = frozenset({
     "要出典", "要出典範囲", "要検証", "要説明", "sfn2", "efn2", "refnest", "脚注の不足",
     "belege fehlen", "fn", "fnbib", "いつ", "誰", "どこ", "リンク切れ", "要ページ番号",
     "better source", "better source needed", "relevance inline", "según quién", "cita requerida",
+    "ref", "ref harvard", "rf", "inflation-fn", "update after", "πηγή", "πηγές", "παραπομπή",
+    "εκκρεμεί παραπομπή", "ασαφές", "তথ্যসূত্র প্রয়োজন", "সত্যতা", "ওয়েব আর্কাইভ", "誰2",
+    "要曖昧さ回避",
     "sin referencias", "quem", "carece de fontes", "citazione necessaria", "senza fonte",
     # hatnotes and icons: a line of their own in the HTML, or an image
     "main", "see also", "further", "details", "main article", "article détaillé", "loupe",
-    "詳細", "flagicon", "flag icon", "flagdeco",
+    "詳細", "flagicon", "flag icon", "flagdeco", "κύριο", "মূল নিবন্ধ", "মূল",
 })
 TOP_PER_SPLIT = 200  # names a build's split sends as counters
 _WORD = re.compile(r"\w")

@@ -177,6 +177,28 @@ def _const(text):
     return lambda args: text
 
 
+def _code(args):
+    """{{code|lang=sql|SELECT 1}} and {{code|code=...}}: the code, as the sentence shows it."""
+    return args.get("code", _pos(args, 1)).strip()
+
+
+_TAG_FORMS = {"open": "&lt;{0}&gt;", "o": "&lt;{0}&gt;", "close": "&lt;/{0}&gt;",
+              "c": "&lt;/{0}&gt;", "single": "&lt;{0} /&gt;", "s": "&lt;{0} /&gt;",
+              "void": "&lt;{0}&gt;", "v": "&lt;{0}&gt;"}
+
+
+def _tag(args):
+    """{{tag|exec|open}} -> <exec>; {{tag|ref}} -> <ref>...</ref> (Template:Tag's forms)."""
+    name = _pos(args, 1)
+    if not name:
+        return ""
+    form = _TAG_FORMS.get(_pos(args, 2).lower())
+    if form:
+        return form.format(name)
+    content = args.get("content", "...").strip()
+    return f"&lt;{name}&gt;{content}&lt;/{name}&gt;"
+
+
 RENDERERS = {
     "convert": _convert, "cvt": _convert,
     "lang": _second, "langx": _second, "transl": _last, "transliteration": _last,
@@ -201,6 +223,10 @@ RENDERERS = {
     "`": _const("'"),
     "bull": _const("•"), "middot": _const("·"), "pi": _const("π"), "=": _const("="),
     "!": _const("|"), "us$": lambda a: f"US${_pos(a, 1)}", "usd": lambda a: f"US${_pos(a, 1)}",
+    "code": _code, "mono": _first, "monospace": _first, "kbd": _first, "samp": _first,
+    "tag": _tag, "unicode": _first, "polytonic": _first, "angbr": lambda a: f"⟨{_pos(a, 1)}⟩",
+    "isbn": lambda a: f"ISBN {_pos(a, 1)}".strip(), "thinsp": _const("\u2009"),
+    "spaces": _const(" "),
     "hebrew": _first, "script": _second, "korean": _first, "lang-zh": _first,
     "zh": lambda a: ", ".join(v.strip() for k, v in a.items() if not k.isdigit()),
 }

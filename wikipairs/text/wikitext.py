@@ -21,7 +21,8 @@ from mwparserfromhell.nodes import (Argument, Comment, ExternalLink, Heading, HT
 
 from ..records import Article, Link, Page, Section
 from .sentences import SentenceSplitter
-from .template_drops import add_page as add_dropped_templates, display_name, in_running_text
+from .template_drops import (NOT_WORDS, add_page as add_dropped_templates, display_name,
+                             in_running_text)
 from .link_trails import DEFAULT, LINK_TRAILS
 from .templates import renderer_for
 from .titles import INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces
@@ -90,6 +91,11 @@ _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
 # Dropped tags whose content the page shows in its text (a formula, code): each is counted.
 _SHOWN_DROPS = re.compile(r"<(?i:(math|chem|ce|code|syntaxhighlight|source|score|hiero)\b)")
+_SHOWN_DROPPED = re.compile(r"<(math|chem|ce|code|syntaxhighlight|source|score|hiero)\b"
+                            r"(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))", re.S | re.I)
+# Inline code on one line is text the reader sees in the sentence ("the file is named
+# <code>build.xml</code>."), as in Parsoid's HTML; a block of code is dropped (<pre>, ...).
+_INLINE_CODE = re.compile(r"<(?i:code)(?:\s[^<>\n]*)?>([^<\n]{0,400})</(?i:code)\s*>")
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
 # Block elements: MediaWiki ends the paragraph before and after them, so the last line of a poem
 # or a quotation never runs into the text that follows it (as in Parsoid HTML, see parsoid.py).
@@ -152,13 +158,13 @@ _OTHER_SPACE = re.compile(
 _INVISIBLE = re.compile("[\xad\u200b\u2060\ufeff\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 # Brackets a dropped template leaves empty: "Alpha ({{IPA|...}}) is" -> "Alpha is"; not the
 # call of rename() or match()-step, written so in running text (see `_without_empty_brackets`).
-_EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；]*[)）]")
+_EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；\x03\x04]*[)）]")
 _IDENTIFIER_END = re.compile(r"[A-Za-z0-9_]")
 # ... or opening with the separator that followed it: "({{IPA|...}}; born 1900)" -> "(born 1900)".
-_BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])\s*[,;:、，；][\s,;:、，；]*")
+_BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])[\s\x03\x04]*[,;:、，；][\s,;:、，；\x03\x04]*")
 # ... or closing after one: "(서울特別市, {{llang|...}})" -> "(서울特別市)", "（Neumann János，{{bd|...}}）"
 # (not ";": "&beta;)" is an entity not yet decoded)
-_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"[,、，；][\s,、，；]*([)）])")  # (space before: below)
+_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"[,、，；][\s,、，；\x03\x04]*([)）])")  # (space before: below)
 _SIMPLE_LINK = r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\](%s)"  # trail: link_trail()
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
@@ -295,6 +301,8 @@ def heading_text(raw: str) -> str:
         raw = _TAG_LEFTOVER.sub(lambda m: " " if m.group()[1:3].lower() == "br" else "", raw)
     if "&" in raw:
         raw = html.unescape(raw)
+    if _HOLE in raw or _NOTE in raw:
+        raw = raw.replace(_HOLE, "").replace(_NOTE, "")
     return clean_spaces(raw if raw.isascii() else _INVISIBLE.sub("", raw))  # (U+2060 too)
 
 
@@ -350,10 +358,15 @@ class Cleaner:
         if "\n<!--" in text or "\n<ref" in text:  # (a line opened by spaces is preformatted)
             text = _ALONE_ON_LINE.sub("", text)
         text = _COMMENT.sub("", text)
+        if "<code" in text or "<CODE" in text:
+            text = _INLINE_CODE.sub(r"\1", text)
         shown = _SHOWN_DROPS.findall(text)
         if shown:  # content a reader sees, not in the text: counted (dropped_math, ...)
             for tag in shown:
                 counts["dropped_" + tag.lower()] += 1
+            # in running text, a formula leaves a hole: "for {{math}}, if a ≤ b"
+            text = _SHOWN_DROPPED.sub(lambda m: _HOLE if in_running_text(
+                text, m.start(), m.end()) else "", text)
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)
         if self._converts_variants and "-{" in text:
@@ -369,7 +382,8 @@ class Cleaner:
         if "__" in text:
             text = _MAGIC.sub("", text)
         if "()" in text or "( " in text or "(," in text or "(;" in text or "（" in text \
-                or ", )" in text or ",)" in text:
+                or ", )" in text or ",)" in text or "(\x03" in text or "\x03)" in text \
+                or "(\x04" in text or "\x04)" in text:
             text = _without_empty_brackets(text)  # the gates above: str searches, ~10x cheaper
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)
@@ -431,10 +445,13 @@ class Cleaner:
             links = "[[" in source and not _FOOTNOTE.match(name.strip())
             if (running or links) and not (depth == 0 and self._in_boilerplate(context, start,
                                                                                work)):
-                if running:
-                    work.dropped_inline[display_name(name)] += 1
                 if links:
                     self._collect_hidden_links(source, work.hidden_links)
+                if running:
+                    name = display_name(name)
+                    work.dropped_inline[name] += 1
+                    # its words are missing there, or a note mark (see without_holes)
+                    return _HOLE if name not in NOT_WORDS else _NOTE
             return ""
         work.counts["templates_kept"] += 1
         args = template_args(source)
@@ -727,7 +744,8 @@ class Cleaner:
     def plain_paragraphs(self, page: Page) -> list[str]:
         """Clean paragraph texts of a page, not split into sentences (to train Punkt on)."""
         text = self.strip(page.text, Counter())[0]
-        return [_SPACES.sub(" ", "".join(p.text for p in self.render(paragraph))).strip()
+        return [_SPACES.sub(" ", "".join(p.text for p in self.render(paragraph)).replace(
+                    _HOLE, "").replace(_NOTE, "")).strip()
                 for _, _, body in self.sections(text) for paragraph in self.paragraphs(body)]
 
     # ---- the article ---------------------------------------------------------------------
@@ -768,7 +786,10 @@ class Cleaner:
             joined, spans = self._join_marked(pieces)
         if not joined:
             return [], []
-        bounds = prose_spans(joined, self.splitter.spans(joined), counts)
+        holes = ()
+        if _HOLE in joined or _NOTE in joined:
+            joined, spans, holes = without_holes(joined, spans)
+        bounds = prose_spans(joined, self.splitter.spans(joined), counts, holes)
         sentences = [joined[a:b] for a, b in bounds]
         links = []
         if spans:
@@ -847,7 +868,7 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 _MARK = re.compile("[\ue000\ue001]")
 # What sends a paragraph to `_join_marked`: other whitespace, marks, invisible characters (one
 # scan for _OTHER_SPACE, _MARK and _INVISIBLE).
-_NOT_PLAIN = re.compile("[%s%s%s]" % (_OTHER_SPACE.pattern[1:-1], _MARK.pattern[1:-1],
+_NOT_PLAIN = re.compile("[\x03\x04%s%s%s]" % (_OTHER_SPACE.pattern[1:-1], _MARK.pattern[1:-1],
                                       _INVISIBLE.pattern[1:-1]))
 _INTERWIKI_ONLY = INTERWIKI_PREFIXES - LANGUAGE_CODES
 
@@ -1033,14 +1054,82 @@ def parse_article(page: Page, cleaner: Cleaner, counts: Counter | None = None) -
     return cleaner.article(page, counts)
 
 
-def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None = None
-                ) -> list[tuple[int, int]]:
+# Where a dropped template or formula stood in running text (see template_drops): it may have
+# taken words out of the sentence ("the letter {{IPA|e}} represents ..."). Removed before the
+# sentences are split (`without_holes`); a sentence left with a gap between its words is dropped
+# (`prose_spans`: lost_words_sentences), never a query or document with words missing.
+_HOLE = "\x03"
+_NOTE = "\x04"  # where a note mark stood ({{citation needed}}): no words lost, but its space
+_HOLE_RUN = re.compile(r"( ?)[\x03\x04](?: ?[\x03\x04])*( ?)")
+_AFTER_HOLE_CLOSES = frozenset(",.;:!?)]}»”’、。，；：！？）」』")
+_SEPARATORS = frozenset(",;、，；")
+_END_MARKS = frozenset(".。।")
+
+
+def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
+    """`text` without its hole and note marks and the space each would leave doubled or before
+    punctuation ("to {{x}}, lying" -> "to, lying", "a; {{x}}; b" -> "a; b"), the link spans
+    `(start, end, piece)` moved to match, and the offsets of the holes that may have lost words
+    (not those of note marks, _NOTE): after a space that follows a letter or digit ("the
+    letter {{x}} represents", "is located at {{coord|..}}."). A hole right after a word
+    ("Vinci{{x}}, dit", "琉球諸島{{x}}で") is taken for a mark (a note, an icon)."""
+    out, holes, edits, last, shift = [], [], [], 0, 0
+    for m in _HOLE_RUN.finditer(text):
+        start, end = m.span()
+        before, after = text[start - 1:start], text[end:end + 1]
+        lost = m.group(1) and _WORD_END.match(before) and _HOLE in m.group()
+        if before and after and (before in _SEPARATORS or before in _END_MARKS) and (
+                after in _SEPARATORS or after in _END_MARKS):  # one mark of the two
+            if before in _SEPARATORS and after in _END_MARKS:  # "2005, {{ISBN|..}}." -> "2005."
+                start -= 1
+                before = text[start - 1:start]
+            else:  # "a; {{x}}; b" -> "a; b", "1999. {{ISBN|..}}." -> "1999."
+                spaced = text[end + 1:end + 2] == " "
+                end += 1 + spaced
+                after = " " if spaced else text[end:end + 1]
+        if not before or not after:
+            fill = ""
+        elif m.group(2) or after == " ":  # the space after it was typed: "déjà{{sfn|..}} : le"
+            fill = " "
+        else:  # the space before it goes before punctuation: "to {{x}}, lying"
+            fill = " " if m.group(1) and after not in _AFTER_HOLE_CLOSES else ""
+        out.append(text[last:start])
+        if lost:
+            holes.append(start + shift)
+        out.append(fill)
+        edits.append((start, end, shift, shift + len(fill) - (end - start)))
+        shift = edits[-1][3]
+        last = end
+    out.append(text[last:])
+    if spans:
+        spans = [(a, b, piece) for a, b, piece in
+                 ((_moved(a, edits), _moved(b, edits), piece) for a, b, piece in spans) if b > a]
+    return "".join(out), spans, holes
+
+
+def _moved(offset: int, edits: list[tuple[int, int, int, int]]) -> int:
+    """Where `offset` lands once the edits (start, end, shift before, shift after) are made: an
+    offset inside a removed run goes to its start."""
+    for start, end, before, after in edits:
+        if offset <= start:
+            return offset + before
+        if offset < end:
+            return start + before
+    return offset + edits[-1][3]
+
+
+_WORD_END = regex.compile(r"[\p{L}\p{M}\p{N}]")
+
+
+def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None = None,
+                holes=()) -> list[tuple[int, int]]:
     """A paragraph's sentence spans without the debris MediaWiki shows as text but no reader
     takes for prose, counted per reason: a sentence with no letter or digit ("." left by a
     dropped template, "...", "|", "+ +": `wordless_sentences`), and a pipe with a space at a
     sentence's start ("| মূল নিবন্ধ: ...", a table or template pipe typed in running text:
     `leading_pipes`), which is cut off; a bar of three or more short items between " | ", " · "
-    or " • " (the month and day pages' "Δεκέμβριος | Ιανουάριος | Φεβρουάριος": `link_bars`).
+    or " • " (the month and day pages' "Δεκέμβριος | Ιανουάριος | Φεβρουάριος": `link_bars`); a
+    sentence with one of the `holes` (`without_holes`, words lost after a word): `lost_words_sentences`.
     Links are placed in the spans returned, so their offsets follow."""
     counts = counts if counts is not None else Counter()
     kept = []
@@ -1048,6 +1137,9 @@ def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None
     for start, end in bounds:
         if not _ANY_WORD.search(text, start, end):
             counts["wordless_sentences"] += 1
+            continue
+        if holes and any(start < hole <= end for hole in holes):
+            counts["lost_words_sentences"] += 1
             continue
         if bars and _BAR_CHAR.search(text, start, end) and _is_link_bar(text[start:end]):
             counts["link_bars"] += 1

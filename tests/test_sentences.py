@@ -107,6 +107,12 @@ FALSE_ENDS = [
      ['בשנת 1920 הוא היגר לארה"ב.', "שם הוא עבד כמורה."]),
     ("vi", "TP. Hồ Chí Minh là thành phố lớn nhất. GS. TS. Nguyễn Văn B là giáo sư.",
      ["TP. Hồ Chí Minh là thành phố lớn nhất.", "GS. TS. Nguyễn Văn B là giáo sư."]),
+    ("fa", "در سال ۱۳۵۷ ه\u200d.ش. انقلاب شد. او در ۶۳۲ م. درگذشت. پایان.",  # eras
+     ["در سال ۱۳۵۷ ه\u200d.ش. انقلاب شد.", "او در ۶۳۲ م. درگذشت.", "پایان."]),
+    # a fullwidth full stop in a number or after an initial; an end after a word
+    ("zh", "圆周率约为３．１４。Ｊ．Ｒ．Ｒ．托尔金是作家。", ["圆周率约为３．１４。", "Ｊ．Ｒ．Ｒ．托尔金是作家。"]),
+    ("ja", "円周率は３．１４である．次の文は３である．次。",
+     ["円周率は３．１４である．", "次の文は３である．", "次。"]),
     # ... but not those that can end one ("et al.", "в Тверской обл.")
     ("pl", "Opisał to Kowalski et al. Następnie wyniki potwierdzono.",
      ["Opisał to Kowalski et al.", "Następnie wyniki potwierdzono."]),

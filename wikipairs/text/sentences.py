@@ -101,6 +101,9 @@ PREFIX_ABBREVIATIONS = {lang: frozenset(words.split()) for lang, words in {
     "nl": "o.a",
     "tr": "doç av sok cad mah bkz",
     "vi": "tp gs ts pgs ths bs",  # "TP. Hồ Chí Minh" (thành phố), "GS. TS." (titles)
+    # eras after a year ("۱۳۵۷ ه‍.ش. انقلاب شد"): Persian puts its verb last, so they never end
+    # a sentence (a zero-width joiner in them is not compared)
+    "fa": "ه ه.ش ه.ق ق.م م",
 }.items()}
 
 # Training text needed before the trained parameters are worth using (~a few hundred articles).
@@ -386,7 +389,8 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
       (「I am happy.」と言う), as the universal rule keeps 「…。」と言う whole;
     * the piece ends with an abbreviation of the language that precedes a name or a number
       (`PREFIX_ABBREVIATIONS`: "ок. 12 млн", "им. Ленина");
-    * a closing quote is followed at once by Hangul: a Korean particle ("…간다."라고 말했다).
+    * a closing quote is followed at once by Hangul: a Korean particle ("…간다."라고 말했다);
+    * a fullwidth full stop after a Latin initial or between digits (Ｊ．Ｒ．, ３．１４).
     The initial may be two letters, a capital and a small one: Greek and Russian write J., D.
     as "Τζ.", "Ντ.", "Дж."."""
     if len(spans) < 2:
@@ -408,7 +412,8 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
                 or prefixes and text[piece_end - 1] == "." and _ends_with_prefix(
                     text, before, piece_end, prefixes)
                 or piece_end == start and text[piece_end - 1] in _CLOSING_QUOTE_MARKS
-                and _HANGUL.match(text, start)):
+                and _HANGUL.match(text, start)
+                or _fullwidth_point_in_word(text, before, piece_end, start)):
             joined[-1] = (before, end)
         else:
             joined.append((start, end))
@@ -437,13 +442,26 @@ _CASELESS = regex.compile(r"[\p{Lo}\d]")
 # one of their letters ends an abbreviation (Thai พ.ศ., the Buddhist era, in most dates).
 _PERIODLESS = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 _JA_CLOSERS = "」』）"
-_LAST_WORD = regex.compile(r"(?<![\w.\-])[\w][\w.\-]*\.$")
+_LAST_WORD = regex.compile(r"(?<![\w.\-\u200d])[\w][\w.\-\u200d]*\.$")
 
 
 def _ends_with_prefix(text: str, start: int, end: int, prefixes: frozenset) -> bool:
     """Whether text[start:end] ends with one of `prefixes` and its period ("им.", "t.ex.")."""
     word = _LAST_WORD.search(text, max(start, end - 12), end)
-    return word is not None and word.group()[:-1].casefold() in prefixes
+    return word is not None and word.group()[:-1].replace("\u200d", "").casefold() in prefixes
+
+
+# A fullwidth full stop that ends no sentence: after a Latin initial (Ｊ．Ｒ．Ｒ．トールキン) or
+# between digits (３．１４); in Japanese technical writing "．" is also a sentence's end.
+_FULLWIDTH_INITIAL = regex.compile(r"(?<!\p{Latin})\p{Latin}\uff0e$")
+
+
+def _fullwidth_point_in_word(text: str, start: int, end: int, following: int) -> bool:
+    if text[end - 1] != "\uff0e":
+        return False
+    if text[end - 2:end - 1].isdigit() and text[following:following + 1].isdigit():
+        return True
+    return _FULLWIDTH_INITIAL.search(text, start, end) is not None
 _ORDINAL = re.compile(r"(?<![\d.,:])\d{1,3}\.$")  # not a score or time: "2:1.", "14:30."
 
 

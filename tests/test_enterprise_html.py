@@ -547,3 +547,24 @@ def test_splits_of_an_html_dump_are_byte_ranges_of_a_plain_copy(tmp_path):
     cut.write_bytes(path.read_bytes()[:-40])
     assert prepare_file(str(cut), 3, str(tmp_path / "work2"), dump.titles, 1000) == (None, None, 0)
     assert not list((tmp_path / "work2").iterdir())  # nothing left behind
+
+
+def test_a_dropped_mark_after_a_space_leaves_no_space_before_punctuation():
+    """frwiki's {{lien}} writes a no-break space, then the "(en)" mark, dropped; a reference
+    after a space too: the punctuation that follows keeps to the word ("Kurso de Esperanto, a
+    permis"), as the wikitext path's note marks do (wikitext.without_holes)."""
+    titles = TitleParser(site_of({"in_language": {"identifier": "fr"}}))
+    cleaner = ParsoidCleaner(titles, SentenceSplitter.for_language("fr", method="sentencex"))
+    body = ('<section data-mw-section-id="0"><p>Les méthodes <i>' + wikilink("Kurso", "Kurso")
+            + '<span about="#mwt1">\u00a0</span><a rel="mw:WikiLink/Interwiki" class="extiw" '
+            'href="https://eo.wikipedia.org/wiki/K"><span class="indicateur-langue">(eo)</span>'
+            '</a></i>, a permis de toucher <sup class="mw-ref reference" typeof="mw:Extension/ref">'
+            '<a href="#c">[1]</a></sup>. Il vit à ' + wikilink("Paris", "Paris")
+            + ' <sup class="mw-ref reference" typeof="mw:Extension/ref"><a href="#c">[2]</a></sup> '
+            'depuis.</p></section>')
+    article = cleaner.article(HtmlPage(id=1, ns=0, title="T", html=page_html(body)))
+    assert article.sections[0].paragraphs == [["Les méthodes Kurso, a permis de toucher.",
+                                               "Il vit à Paris depuis."]]
+    for link in article.links:
+        sentence = article.sections[0].paragraphs[0][link.sentence]
+        assert sentence[link.start:link.end] == link.anchor

@@ -240,14 +240,14 @@ def test_a_sentence_that_lost_words_to_a_dropped_template_or_formula_goes():
             "{{coord|1|2}}. For <math>y</math>, it holds.\n\nThe sum is\n:<math>x</math>\nwhere x "
             "is big. The file is named <code>build.xml</code>. Go to [[Foo]] {{cn}}, then "
             "[[Bar]] ran. Vinci{{abc}}, dit le peintre. Merkel (born; {{zzz}}; 1954) ran. "
-            "Springer, 1999. {{zz}}. Kraton ({{zz}}) ran.")
+            "Springer, 1999. {{zz}}. Kraton ({{zz}}) ran. Gamma <ref>x</ref>, delta ran.")
     counts = Counter()
     article = cleaner("en").article(Page(id=1, ns=0, title="T", text=text), counts)
     sentences = [s for _, _, _, s in article.sentences()]
     assert sentences == ["It is common.", "The sum is", "where x is big.",
                          "The file is named build.xml.", "Go to Foo, then Bar ran.",
                          "Vinci, dit le peintre.", "Merkel (born; 1954) ran.", "Springer, 1999.",
-                         "Kraton ran."], sentences
+                         "Kraton ran.", "Gamma, delta ran."], sentences
     assert counts["lost_words_sentences"] == 3, counts
     for link in article.links:
         sentence = article.sections[0].paragraphs[link.paragraph][link.sentence]

@@ -42,7 +42,7 @@ from selectolax.lexbor import LexborHTMLParser
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_HOLE, _INVISIBLE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER,
+from .wikitext import (_HOLE, _INVISIBLE, _NOTE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER,
                        BOILERPLATE_SECTIONS, ParseOptions, _Piece, in_boilerplate, prose_spans,
                        without_holes)
 
@@ -173,6 +173,16 @@ def drop_reason(tag: str, attrs) -> str | None:
             if "free" in link_class or "autonumber" in link_class:
                 return "bare_urls"  # a bare URL, or "[1]": the wikitext path drops them too
     return None
+
+
+def _mark_inline_drop(reason: str, out: list[str]) -> None:
+    """Where an inline element was dropped: a hole for a formula (it may have taken words out),
+    a note mark after a space (a reference, "(en)": "Esperanto (en), a" reads "Esperanto, a");
+    see wikitext.without_holes."""
+    if reason == "math":
+        out.append(_HOLE)
+    elif out and out[-1][-1:].isspace():  # (frwiki's {{lien}} puts a no-break space there)
+        out.append(_NOTE)
 
 
 def _inline_code(tag: str, node) -> bool:
@@ -394,8 +404,8 @@ class ParsoidCleaner:
             if reason is not None and not (reason == "tables" and self.options.keep_tables):
                 if block:
                     self._flush(work)
-                elif reason == "math":
-                    work.texts.append(_HOLE)  # it may have taken words out (see without_holes)
+                else:
+                    _mark_inline_drop(reason, work.texts)
                 self._dropped(child, reason, work)
                 continue
             if not block:  # inline content directly in a container
@@ -466,8 +476,7 @@ class ParsoidCleaner:
                     reason = None
                 if reason is not None:
                     self._dropped(child, reason, work)
-                    if reason == "math":
-                        out.append(_HOLE)  # it may have taken words out (see without_holes)
+                    _mark_inline_drop(reason, out)
                     continue
             if tag in BLOCK_TAGS:  # a block inside inline content (a list in a link): a space
                 out.append(" ")
@@ -590,7 +599,7 @@ class ParsoidCleaner:
         if not text:
             return [], []
         holes = ()
-        if _HOLE in text:  # (an inline formula dropped)
+        if _HOLE in text or _NOTE in text:  # (an inline element dropped)
             text, spans, holes = without_holes(text, spans)
         bounds = prose_spans(text, self.splitter.spans(text), counts, holes)
         sentences = [text[a:b] for a, b in bounds]

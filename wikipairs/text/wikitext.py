@@ -367,6 +367,8 @@ class Cleaner:
             # in running text, a formula leaves a hole: "for {{math}}, if a ≤ b"
             text = _SHOWN_DROPPED.sub(lambda m: _HOLE if in_running_text(
                 text, m.start(), m.end()) else "", text)
+        if " <ref" in text:  # a note mark where it stood: "Gamma <ref>..</ref>, delta"
+            text = text.replace(" <ref", " " + _NOTE + "<ref")
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)
         if self._converts_variants and "-{" in text:

@@ -159,7 +159,7 @@ def main() -> int:
     args = parser.parse_args()
 
     wikitext_dump = DumpFile(WIKITEXT)
-    wikitext_pages = {p.title: p for p in wikitext_dump.pages() if p.ns == 0 and not p.redirect}
+    wikitext_pages = {p.title: p for p in wikitext_dump.pages() if p.ns == 0 and p.redirect is None}
     html_dump = EnterpriseDump(HTML)
     html_pages = {p.title: p for p in html_dump.pages() if p.title in wikitext_pages}
     titles = [t for t in wikitext_pages if t in html_pages]

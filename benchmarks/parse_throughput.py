@@ -127,7 +127,7 @@ def scaled_copy(path: str, copies: int) -> tuple[str, float | None]:
 def wikitext_mb(path: str) -> float:
     """Raw wikitext of main-namespace, non-redirect pages, in MB (10**6 bytes) of UTF-8."""
     size = sum(len(page.text.encode("utf-8")) for page in read_pages([path])
-               if page.ns == 0 and not page.redirect)
+               if page.ns == 0 and page.redirect is None)
     return size / 1e6
 
 

@@ -188,3 +188,19 @@ def test_no_link_targets_a_redirect(sample):
 def test_redirects_are_not_articles(sample):
     articles, _, _ = sample
     assert not set(articles) & {s for s, _, _ in EXPECTED_REDIRECT_ROWS}
+
+
+def test_a_redirect_to_another_wiki_is_no_article_and_no_edge(tmp_path):
+    """#REDIRECT [[wikt:foo]] and [[:fr:Bar]] are redirects MediaWiki does not follow: the pages
+    are not articles ("REDIRECT foo" was one), counted as skipped_redirect_elsewhere, and links
+    to them resolve to nothing else."""
+    from conftest import write_fake_dump
+    dump = write_fake_dump(tmp_path / "d.xml", [
+        ("Foo", "#REDIRECT [[wikt:foo]]"), ("Bar", "#REDIRECT [[:fr:Bar]]"),
+        ("Qux", "#REDIRECT [[Baz]]"),
+        ("Baz", "Baz is a thing that links [[Foo]], [[Bar]] and [[Qux]] a lot.")])
+    counts = Counter()
+    articles = list(iter_articles(ParseConfig(inputs=[str(dump)], output=""), counts))
+    assert [a.title for a in articles] == ["Baz"]
+    assert [link.target for link in articles[0].links] == ["Foo", "Bar", "Baz"]
+    assert counts["skipped_redirect_elsewhere"] == 2 and counts["redirects"] == 1, counts

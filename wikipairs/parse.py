@@ -95,7 +95,7 @@ class TrainingText:
         return self.size >= TRAINING_CHARS
 
     def add(self, page: Page, cleaner: Cleaner | ParsoidCleaner) -> None:
-        if self.full or page.redirect or page.ns != 0:
+        if self.full or page.redirect is not None or page.ns != 0:
             return
         for paragraph in cleaner.plain_paragraphs(page):
             self.paragraphs.append(paragraph)
@@ -161,7 +161,7 @@ def read_redirects_and_training_text(dumps: list, need_text: bool, counts: Count
         cleaner = cleaner_for(dump, splitter=None) if need_text else None
         for page in dump.pages(counts, allow_truncated):
             redirects.extend(page_redirects(page))
-            if cleaner is not None and not page.redirect:
+            if cleaner is not None and page.redirect is None:
                 text.add(page, cleaner)
     return RedirectMap(redirects), text.paragraphs
 
@@ -255,8 +255,11 @@ def parse_dump(config: ParseConfig) -> dict:
 
 def parse_page(page: Page | HtmlPage, cleaner: Cleaner | ParsoidCleaner, config: ParseConfig, counts: Counter) -> Article | None:
     """The Article of a page, or None (counted by reason) for pages that are not articles."""
-    if page.redirect:
-        counts["redirects"] += 1
+    if page.redirect is not None:
+        if page.redirect:
+            counts["redirects"] += 1
+        else:  # a redirect to another wiki ([[wikt:foo]]): not an article, no edge
+            counts["skipped_redirect_elsewhere"] += 1
         return None
     counts["redirects"] += len(getattr(page, "redirects", ()))  # an HTML record's list
     if page.ns not in config.namespaces:

@@ -32,7 +32,9 @@ class Page:
     ns: int
     title: str  # normalized, with its namespace prefix
     text: str
-    redirect: str | None = None  # normalized target title (fragment dropped) or None
+    # normalized target title (fragment dropped); "" for a redirect out of this wiki's pages
+    # (#REDIRECT [[wikt:foo]]: no article, no link target); None for a page that is no redirect
+    redirect: str | None = None
     source: str = ""  # file the page came from
 
 

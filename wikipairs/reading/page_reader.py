@@ -255,8 +255,9 @@ class PageReader:
         if redirect is None:
             match = _REDIRECT_TEXT.match(text)
             redirect = match.group(1) if match else None
-        return Page(id=page.id or 0, ns=ns, title=norm, text=text,
-                    redirect=self.titles.normalize(redirect) if redirect else None,
+        if redirect:  # "" where the target is another wiki's or no title ([[wikt:foo]])
+            redirect = self.titles.normalize(redirect) or ""
+        return Page(id=page.id or 0, ns=ns, title=norm, text=text, redirect=redirect,
                     source=self.source)
 
 

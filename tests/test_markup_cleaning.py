@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from conftest import write_fake_dump
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.pairs.quality import is_leak
@@ -270,3 +272,45 @@ def test_the_html_path_drops_a_sentence_that_lost_a_formula_and_keeps_inline_cod
     assert [s for _, _, _, s in article.sentences()] == ["It is common.",
                                                           "The file is named build.xml."]
     assert counts["lost_words_sentences"] == 1, counts
+
+
+def test_nowiki_content_reads_as_typed():
+    """<nowiki> shows its content as typed: no link, template, quote or list markup in it is
+    read ("[[x]]" lost its brackets, "{{cite}}" its text, "''italic''" its quotes)."""
+    from conftest import page_article
+    article = page_article("en", "Write <nowiki>[[x]]</nowiki> to link. Use <nowiki>{{cite}}</nowiki>"
+                                 " here. The <nowiki>''italic''</nowiki> form. A <nowiki/>[[y]]s word.")
+    assert [s for *_, s in article.sentences()] == [
+        "Write [[x]] to link.", "Use {{cite}} here.", "The ''italic'' form.", "A ys word."]
+    assert [(link.target, link.anchor) for link in article.links] == [("Y", "ys")]
+
+
+@pytest.mark.parametrize("lang, text, expected", [
+    # a formula in running text always lost words; so did a template after a clause's start
+    ("en", "<math>p</math> is the momentum. It is big.", ["It is big."]),
+    ("en", "Mount Tahat ({{formatnum: 3003}} m) is high. In 1930, {{US patent|1}} was awarded. "
+           "It is.", ["It is."]),
+    ("en", "Known: <math>x</math>. It is.", ["It is."]),
+    # ... or between two letters of a script written without spaces
+    ("ja", "東京は{{Coord|1|2}}に位置する。琉球諸島{{要出典範囲|島々}}で方言差が著しい。",
+     ["琉球諸島島々で方言差が著しい。"]),
+    ("zh", "设<math>x</math>为实数。第二句。", ["第二句。"]),
+    # marks and renderers: no words lost, none glued, none doubled
+    ("en", "Promoted {{sic}} moderate Islam. It was very {{Citation needed span|popular}} then.",
+     ["Promoted moderate Islam.", "It was very popular then."]),
+    ("en", "It ran 2009{{endash}}2014, a union{{emdash}}and more.", ["It ran 2009–2014, a union—and more."]),
+    ("en", "Paris ; {{x}}. Lyon, {{x}}? It was warming [http://x.org/a] in 2000.",
+     ["Paris.", "Lyon?", "It was warming in 2000."]),
+    ("bn", "রাজধানী {{sfn|x}}। পরের বাক্য।", ["রাজধানী।", "পরের বাক্য।"]),
+    ("fr", "La France {{refnec}}. Paris est grand {{qui}}, oui.", ["La France.", "Paris est grand, oui."]),
+    # typed as entities or code: text, never a tag
+    ("en", "Use the {{tag|div}} element. Write <code>&lt;div&gt;</code> or {{code|lang=html|<p>}}.",
+     ["Use the <div>...</div> element.", "Write <div> or <p>."]),
+    # a dropped template in a link's target: which page is not known, no link
+    ("en", "See [[List of {{CURRENTYEAR}} films|films]] here.", ["See films here."]),
+])
+def test_holes_and_marks(lang, text, expected):
+    from conftest import page_article
+    article = page_article(lang, text)
+    assert [s for *_, s in article.sentences()] == expected
+    assert not [link for link in article.links if "\x03" in link.target or "\x05" in link.target]

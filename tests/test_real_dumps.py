@@ -184,6 +184,10 @@ def test_markup_leak_rate(parsed_dumps, name):
         f"(limit {LEAK_THRESHOLD:.1%}); first ones:\n" + "\n".join(repr(s[:300]) for s in leaks[:15]))
 
 
+# Pages whose wikitext types markup as entities, which MediaWiki shows as text: the fixture's
+# "Polish notation" is in CDATA with its tags escaped ("&lt;ref&gt;"), so a reader sees "<ref>".
+TYPED_MARKUP = {"enwiki-wikibrain-p.xml.bz2": {"Polish notation"}}
+
 # The language a dump's text is in, where its siteinfo says otherwise (the user's --lang).
 TRUE_LANGUAGE = {"dewiki-minidump-dbpedia.xml.bz2": "de"}
 
@@ -193,7 +197,8 @@ def test_pairs_hold_no_markup(parsed_dumps, name):
     """At most 0.2% of the queries and of the documents of each task hold markup, by the leak
     metric of the dump's language (its File/Category prefixes and image options included)."""
     parsed = parsed_dumps(name, TRUE_LANGUAGE.get(name))
-    pairs = build_pairs_in_memory(parsed.articles, ["ict", "bfs", "wlp"], PairBuilder(PairConfig()))
+    articles = [a for a in parsed.articles if a.title not in TYPED_MARKUP.get(name, ())]
+    pairs = build_pairs_in_memory(articles, ["ict", "bfs", "wlp"], PairBuilder(PairConfig()))
     report = []
     for task, task_pairs in pairs.items():
         for side in ("query", "doc_text"):

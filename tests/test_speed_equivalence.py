@@ -340,7 +340,8 @@ def _reference_sentences(cleaner: Cleaner, pieces):
     if not joined:
         return [], []
     holes = ()
-    if "\x03" in joined or "\x04" in joined:  # a later rule, the same on both paths
+    joined = joined.replace("\ue005", "<").replace("\ue006", ">")  # typed as entities (a later rule)
+    if "\x03" in joined or "\x04" in joined or "\x05" in joined:  # a later rule, as on both paths
         joined, spans, holes = wikitext.without_holes(joined, spans)
     if sentences_module._HAS_END.search(joined):
         bounds = list(cleaner.splitter.tokenizer.span_tokenize(joined))

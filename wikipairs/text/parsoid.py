@@ -42,7 +42,7 @@ from selectolax.lexbor import LexborHTMLParser
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_HOLE, _INVISIBLE, _NOTE, _OTHER_SPACE, _TAG_LEFTOVER, _VARIANT_ORDER,
+from .wikitext import (_FORMULA, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE, _VARIANT_ORDER,
                        BOILERPLATE_SECTIONS, ParseOptions, _Piece, in_boilerplate, prose_spans,
                        without_holes)
 
@@ -180,7 +180,7 @@ def _mark_inline_drop(reason: str, out: list[str]) -> None:
     a note mark after a space (a reference, "(en)": "Esperanto (en), a" reads "Esperanto, a");
     see wikitext.without_holes."""
     if reason == "math":
-        out.append(_HOLE)
+        out.append(_FORMULA)
     elif out and out[-1][-1:].isspace():  # (frwiki's {{lien}} puts a no-break space there)
         out.append(_NOTE)
 
@@ -511,7 +511,7 @@ class ParsoidCleaner:
     def _heading(self, node, level: int, work: _Work) -> None:
         out: list[str] = []
         self._inline_children(node, out, work)
-        title = clean_spaces(_MARKS.sub("", "".join(out)))
+        title = clean_spaces(_MARKS.sub("", "".join(out)).translate(_MARKS_OUT))
         if work.skip_below is not None and level > work.skip_below:
             return
         work.skip_below = None
@@ -555,11 +555,10 @@ class ParsoidCleaner:
                    section: int = 0, paragraph: int = 0) -> tuple[list[str], list[Link]]:
         """A paragraph's marked text -> its sentences and the links in them (placed in
         `section` and `paragraph`). The wikitext
-        path's rules (`Cleaner._sentences`): leftover tags removed, whitespace collapsed with no
-        space at an anchor's ends, the text stripped, the same splitter; a link belongs to the
-        sentence its anchor starts in (cut at that sentence's end)."""
-        if "<" in text:
-            text = _TAG_LEFTOVER.sub("", text)
+        path's rules (`Cleaner._sentences`): whitespace collapsed with no space at an anchor's
+        ends, the text stripped, the same splitter; a link belongs to the sentence its anchor
+        starts in (cut at that sentence's end). A "<div>" in a text node was typed as text
+        ("&lt;div&gt;", <nowiki>): it stays, as the wikitext path keeps typed entities."""
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
         if "  " in text or _OTHER_SPACE.search(text):
@@ -599,7 +598,7 @@ class ParsoidCleaner:
         if not text:
             return [], []
         holes = ()
-        if _HOLE in text or _NOTE in text:  # (an inline element dropped)
+        if _FORMULA in text or _NOTE in text:  # (an inline element dropped)
             text, spans, holes = without_holes(text, spans)
         bounds = prose_spans(text, self.splitter.spans(text), counts, holes)
         sentences = [text[a:b] for a, b in bounds]

@@ -52,7 +52,11 @@ NOT_WORDS = frozenset({
     "better source", "better source needed", "relevance inline", "según quién", "cita requerida",
     "ref", "ref harvard", "rf", "inflation-fn", "update after", "πηγή", "πηγές", "παραπομπή",
     "εκκρεμεί παραπομπή", "ασαφές", "তথ্যসূত্র প্রয়োজন", "সত্যতা", "ওয়েব আর্কাইভ", "誰2",
-    "要曖昧さ回避",
+    "要曖昧さ回避", "sic", "year missing", "nowrap begin", "nowrap end", "clarification needed",
+    "where", "by whom?", "dn", "disambiguation needed", "notetag", "unreliable source?",
+    "original research inline", "or", "clr", "reflist", "combien", "réf. nécessaire",
+    "нет аи", "уточнить", "источник?", "бс", "بحاجة لمصدر", "مصدر", "उद्धरण आवश्यक",
+    "উদ্ধৃতি প্রয়োজন", "출처 필요", "来源请求", "来源", "需要来源", "fakt",
     "sin referencias", "quem", "carece de fontes", "citazione necessaria", "senza fonte",
     # hatnotes and icons: a line of their own in the HTML, or an image
     "main", "see also", "further", "details", "main article", "article détaillé", "loupe",

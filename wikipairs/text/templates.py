@@ -177,9 +177,14 @@ def _const(text):
     return lambda args: text
 
 
+# Markup characters as entities: text shown as typed, never read as markup (<nowiki>, {{code}}).
+LITERAL = str.maketrans({c: f"&#{ord(c)};" for c in "[]{}|'<>=~_*#;-"})
+
+
 def _code(args):
-    """{{code|lang=sql|SELECT 1}} and {{code|code=...}}: the code, as the sentence shows it."""
-    return args.get("code", _pos(args, 1)).strip()
+    """{{code|lang=sql|SELECT 1}} and {{code|code=...}}: the code, as the sentence shows it
+    (syntax highlighting reads no wiki markup in it)."""
+    return args.get("code", _pos(args, 1)).strip().translate(LITERAL)
 
 
 _TAG_FORMS = {"open": "&lt;{0}&gt;", "o": "&lt;{0}&gt;", "close": "&lt;/{0}&gt;",
@@ -226,7 +231,11 @@ RENDERERS = {
     "code": _code, "mono": _first, "monospace": _first, "kbd": _first, "samp": _first,
     "tag": _tag, "unicode": _first, "polytonic": _first, "angbr": lambda a: f"⟨{_pos(a, 1)}⟩",
     "isbn": lambda a: f"ISBN {_pos(a, 1)}".strip(), "thinsp": _const("\u2009"),
-    "spaces": _const(" "),
+    "spaces": _const(" "), "endash": _const("–"), "en dash": _const("–"),
+    "emdash": _const("—"), "em dash": _const("—"), "mdashb": _const("—"),
+    # marks around words of the sentence: the words stay, the mark goes
+    "citation needed span": _first, "cns": _first, "clarify span": _first,
+    "dubious span": _first, "vague span": _first, "when span": _first,
     "hebrew": _first, "script": _second, "korean": _first, "lang-zh": _first,
     "zh": lambda a: ", ".join(v.strip() for k, v in a.items() if not k.isdigit()),
 }

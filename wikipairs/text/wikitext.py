@@ -24,7 +24,7 @@ from .sentences import SentenceSplitter
 from .template_drops import (NOT_WORDS, add_page as add_dropped_templates, display_name,
                              in_running_text)
 from .link_trails import DEFAULT, LINK_TRAILS
-from .templates import renderer_for
+from .templates import LITERAL, renderer_for
 from .titles import INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces
 
 # Sections dropped with their subsections (casefolded headings); English is always included.
@@ -95,7 +95,10 @@ _SHOWN_DROPPED = re.compile(r"<(math|chem|ce|code|syntaxhighlight|source|score|h
                             r"(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))", re.S | re.I)
 # Inline code on one line is text the reader sees in the sentence ("the file is named
 # <code>build.xml</code>."), as in Parsoid's HTML; a block of code is dropped (<pre>, ...).
-_INLINE_CODE = re.compile(r"<(?i:code)(?:\s[^<>\n]*)?>([^<\n]{0,400})</(?i:code)\s*>")
+_NOWIKI = re.compile(r"<nowiki>(.*?)</nowiki>", re.S)
+_INLINE_CODE = re.compile(r"<(?i:code)(?:\s[^<>\n]*)?>([^<\n]{0,400})</(?i:code)\s*>"
+                          r"|<(?i:syntaxhighlight)\s[^<>\n]*\binline\b[^<>\n]*>([^<\n]{0,400})"
+                          r"</(?i:syntaxhighlight)\s*>")
 _STRAY_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(DROPPED_TAGS), re.I)
 # Block elements: MediaWiki ends the paragraph before and after them, so the last line of a poem
 # or a quotation never runs into the text that follows it (as in Parsoid HTML, see parsoid.py).
@@ -158,13 +161,13 @@ _OTHER_SPACE = re.compile(
 _INVISIBLE = re.compile("[\xad\u200b\u2060\ufeff\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 # Brackets a dropped template leaves empty: "Alpha ({{IPA|...}}) is" -> "Alpha is"; not the
 # call of rename() or match()-step, written so in running text (see `_without_empty_brackets`).
-_EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；\x03\x04]*[)）]")
+_EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；\x03-\x05]*[)）]")
 _IDENTIFIER_END = re.compile(r"[A-Za-z0-9_]")
 # ... or opening with the separator that followed it: "({{IPA|...}}; born 1900)" -> "(born 1900)".
-_BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])[\s\x03\x04]*[,;:、，；][\s,;:、，；\x03\x04]*")
+_BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])[\s\x03-\x05]*[,;:、，；][\s,;:、，；\x03-\x05]*")
 # ... or closing after one: "(서울特別市, {{llang|...}})" -> "(서울特別市)", "（Neumann János，{{bd|...}}）"
 # (not ";": "&beta;)" is an entity not yet decoded)
-_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"[,、，；][\s,、，；\x03\x04]*([)）])")  # (space before: below)
+_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"[,、，；][\s,、，；\x03-\x05]*([)）])")  # (space before: below)
 _SIMPLE_LINK = r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\](%s)"  # trail: link_trail()
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
@@ -199,6 +202,18 @@ class _PageWork:
     hidden_links: list[Link] = field(default_factory=list)
     dropped_inline: Counter = field(default_factory=Counter)  # template name -> count
     boilerplate: list | None = None  # (start, end) of the boilerplate sections, when needed
+
+
+def _inline_code(m: re.Match) -> str:
+    """Inline <code>'s text as wikitext (MediaWiki reads markup in it); <syntaxhighlight
+    inline>'s as typed."""
+    return m.group(1) if m.group(1) is not None else m.group(2).translate(LITERAL)
+
+
+def _literal(m: re.Match) -> str:
+    """<nowiki>'s content as typed: its markup characters as entities, which no later pass reads
+    as markup and the text decodes ("<nowiki>[[x]]</nowiki>" reads "[[x]]")."""
+    return m.group(1).translate(LITERAL)
 
 
 def _without_empty_brackets(text: str) -> str:
@@ -301,8 +316,8 @@ def heading_text(raw: str) -> str:
         raw = _TAG_LEFTOVER.sub(lambda m: " " if m.group()[1:3].lower() == "br" else "", raw)
     if "&" in raw:
         raw = html.unescape(raw)
-    if _HOLE in raw or _NOTE in raw:
-        raw = raw.replace(_HOLE, "").replace(_NOTE, "")
+    if "\x03" in raw or "\x04" in raw or "\x05" in raw:  # (marks of dropped templates)
+        raw = raw.translate(_MARKS_OUT)
     return clean_spaces(raw if raw.isascii() else _INVISIBLE.sub("", raw))  # (U+2060 too)
 
 
@@ -358,14 +373,16 @@ class Cleaner:
         if "\n<!--" in text or "\n<ref" in text:  # (a line opened by spaces is preformatted)
             text = _ALONE_ON_LINE.sub("", text)
         text = _COMMENT.sub("", text)
-        if "<code" in text or "<CODE" in text:
-            text = _INLINE_CODE.sub(r"\1", text)
+        if "<nowiki>" in text:
+            text = _NOWIKI.sub(_literal, text)
+        if "<code" in text or "<CODE" in text or " inline" in text:
+            text = _INLINE_CODE.sub(_inline_code, text)
         shown = _SHOWN_DROPS.findall(text)
         if shown:  # content a reader sees, not in the text: counted (dropped_math, ...)
             for tag in shown:
                 counts["dropped_" + tag.lower()] += 1
             # in running text, a formula leaves a hole: "for {{math}}, if a ≤ b"
-            text = _SHOWN_DROPPED.sub(lambda m: _HOLE if in_running_text(
+            text = _SHOWN_DROPPED.sub(lambda m: _FORMULA if in_running_text(
                 text, m.start(), m.end()) else "", text)
         if " <ref" in text:  # a note mark where it stood: "Gamma <ref>..</ref>, delta"
             text = text.replace(" <ref", " " + _NOTE + "<ref")
@@ -385,7 +402,7 @@ class Cleaner:
             text = _MAGIC.sub("", text)
         if "()" in text or "( " in text or "(," in text or "(;" in text or "（" in text \
                 or ", )" in text or ",)" in text or "(\x03" in text or "\x03)" in text \
-                or "(\x04" in text or "\x04)" in text:
+                or "(\x04" in text or "\x04)" in text or "(\x05" in text or "\x05)" in text:
             text = _without_empty_brackets(text)  # the gates above: str searches, ~10x cheaper
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)
@@ -452,14 +469,17 @@ class Cleaner:
                 if running:
                     name = display_name(name)
                     work.dropped_inline[name] += 1
-                    # its words are missing there, or a note mark (see without_holes)
-                    return _HOLE if name not in NOT_WORDS else _NOTE
+                    # its words are missing there, or a note mark (see without_holes); a template
+                    # of many lines (an infobox closed on the text's line) is no hole
+                    return _HOLE if name not in NOT_WORDS and "\n" not in source else _NOTE
             return ""
         work.counts["templates_kept"] += 1
         args = template_args(source)
         if args is None:
             return ""
         rendered = renderer(args)
+        if not rendered and context and in_running_text(context, start, start + len(source)):
+            return _NOTE  # a mark that shows no words ({{refnec}}): its space goes with it
         return self.expand_templates(rendered, work, depth + 1)
 
     def _in_boilerplate(self, text: str, position: int, work: _PageWork) -> bool:
@@ -696,8 +716,11 @@ class Cleaner:
             elif isinstance(node, ExternalLink):
                 if node.brackets and node.title:
                     self._render_nodes(node.title.nodes, pieces)
+                elif node.brackets:  # "[http://...]" shows a number, "[1]": a note mark
+                    pieces.append(_Piece(_NOTE))
             elif isinstance(node, HTMLEntity):
-                pieces.append(_Piece(node.normalize()))
+                value = node.normalize()
+                pieces.append(_Piece(_LT if value == "<" else _GT if value == ">" else value))
             elif isinstance(node, Tag):
                 tag = str(node.tag).lower()
                 if tag in BREAK_TAGS:
@@ -717,6 +740,8 @@ class Cleaner:
 
     def _link_piece(self, raw: str, anchor: str | None) -> _Piece | None:
         """The piece a [[raw|anchor]] link renders to (anchor None: no pipe); None: no text."""
+        if "\x03" in raw or "\x04" in raw or "\x05" in raw:  # a dropped template in the target:
+            return _Piece(anchor if anchor is not None else raw)  # which page is not known
         parsed = self.titles.parse(raw)
         if anchor is not None and parsed is not None and parsed.ns == 0 and not parsed.interwiki:
             title = parsed.title  # the common [[Target|anchor]]: what the code below gives
@@ -746,8 +771,8 @@ class Cleaner:
     def plain_paragraphs(self, page: Page) -> list[str]:
         """Clean paragraph texts of a page, not split into sentences (to train Punkt on)."""
         text = self.strip(page.text, Counter())[0]
-        return [_SPACES.sub(" ", "".join(p.text for p in self.render(paragraph)).replace(
-                    _HOLE, "").replace(_NOTE, "")).strip()
+        return [_SPACES.sub(" ", "".join(p.text for p in self.render(paragraph)).translate(
+                    _PLAIN_MARKS)).strip()
                 for _, _, body in self.sections(text) for paragraph in self.paragraphs(body)]
 
     # ---- the article ---------------------------------------------------------------------
@@ -789,7 +814,7 @@ class Cleaner:
         if not joined:
             return [], []
         holes = ()
-        if _HOLE in joined or _NOTE in joined:
+        if _HOLE in joined or _NOTE in joined or _FORMULA in joined:
             joined, spans, holes = without_holes(joined, spans)
         bounds = prose_spans(joined, self.splitter.spans(joined), counts, holes)
         sentences = [joined[a:b] for a, b in bounds]
@@ -840,6 +865,8 @@ class Cleaner:
         joined = "".join([f"{_OPEN}{p.text}{_CLOSE}" if p.target else p.text for p in pieces])
         if "<" in joined:
             joined = _TAG_LEFTOVER.sub("", joined)
+        if _LT in joined or _GT in joined:  # typed as entities: text, never a tag
+            joined = joined.replace(_LT, "<").replace(_GT, ">")
         if _INVISIBLE.search(joined):
             joined = _INVISIBLE.sub("", joined)
         if "  " in joined or _OTHER_SPACE.search(joined):  # else _SPACES.sub changes nothing
@@ -870,7 +897,7 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 _MARK = re.compile("[\ue000\ue001]")
 # What sends a paragraph to `_join_marked`: other whitespace, marks, invisible characters (one
 # scan for _OTHER_SPACE, _MARK and _INVISIBLE).
-_NOT_PLAIN = re.compile("[\x03\x04%s%s%s]" % (_OTHER_SPACE.pattern[1:-1], _MARK.pattern[1:-1],
+_NOT_PLAIN = re.compile("[\x03-\x05\ue005\ue006%s%s%s]" % (_OTHER_SPACE.pattern[1:-1], _MARK.pattern[1:-1],
                                       _INVISIBLE.pattern[1:-1]))
 _INTERWIKI_ONLY = INTERWIKI_PREFIXES - LANGUAGE_CODES
 
@@ -1048,7 +1075,22 @@ def _without_stray_brackets(pieces: list[_Piece], counts: Counter | None) -> lis
 
 
 def _unescape(text: str) -> str:
-    return html.unescape(text) if "&" in text else text
+    """Entities decoded; "&lt;" and "&gt;" as placeholders (_LT, _GT) that the leftover-tag pass
+    does not read as a tag ("{{tag|div}}", "<code>&lt;div&gt;</code>" show "<div>")."""
+    if "&" not in text:
+        return text
+    if "&lt;" in text or "&gt;" in text or "&#" in text:
+        text = _ENTITY_ANGLE.sub(_angle_placeholder, text)
+    return html.unescape(text)
+
+
+_LT, _GT = "\ue005", "\ue006"
+_PLAIN_MARKS = str.maketrans({"\x03": None, "\x04": None, "\x05": None, _LT: "<", _GT: ">"})
+_ENTITY_ANGLE = re.compile(r"&(?:(lt|#0*60|#[xX]0*3[cC])|gt|#0*62|#[xX]0*3[eE]);")
+
+
+def _angle_placeholder(m: re.Match) -> str:
+    return _LT if m.group(1) else _GT
 
 
 def parse_article(page: Page, cleaner: Cleaner, counts: Counter | None = None) -> Article:
@@ -1058,46 +1100,61 @@ def parse_article(page: Page, cleaner: Cleaner, counts: Counter | None = None) -
 
 # Where a dropped template or formula stood in running text (see template_drops): it may have
 # taken words out of the sentence ("the letter {{IPA|e}} represents ..."). Removed before the
-# sentences are split (`without_holes`); a sentence left with a gap between its words is dropped
+# sentences are split (`without_holes`); a sentence left with a gap in its words is dropped
 # (`prose_spans`: lost_words_sentences), never a query or document with words missing.
 _HOLE = "\x03"
 _NOTE = "\x04"  # where a note mark stood ({{citation needed}}): no words lost, but its space
-_HOLE_RUN = re.compile(r"( ?)[\x03\x04](?: ?[\x03\x04])*( ?)")
-_AFTER_HOLE_CLOSES = frozenset(",.;:!?)]}»”’、。，；：！？）」』")
-_SEPARATORS = frozenset(",;、，；")
-_END_MARKS = frozenset(".。।")
+_FORMULA = "\x05"  # where a formula stood in running text: always words (symbols) lost
+_HOLE_RUN = re.compile(r"( ?)[\x03-\x05](?: ?[\x03-\x05])*( ?)")
+_MARKS_OUT = str.maketrans(dict.fromkeys("\x03\x04\x05"))
+_AFTER_HOLE_CLOSES = frozenset(",.;:!?)]}»”’、。，；：！？）」』।॥،؛؟…")
+_OPENERS = frozenset("([{«“‘„「『（")
+_SEPARATORS = frozenset(",;、，；،؛")
+_END_MARKS = frozenset(".。।!?؟")
+_CLAUSE_START = frozenset(",;:(、，；：（،؛")  # after these, a hole then a word lost words
+_WORD_END = regex.compile(r"[\p{L}\p{M}\p{N}]")
+_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}ー]")  # no space between words
 
 
 def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
-    """`text` without its hole and note marks and the space each would leave doubled or before
-    punctuation ("to {{x}}, lying" -> "to, lying", "a; {{x}}; b" -> "a; b"), the link spans
-    `(start, end, piece)` moved to match, and the offsets of the holes that may have lost words
-    (not those of note marks, _NOTE): after a space that follows a letter or digit ("the
-    letter {{x}} represents", "is located at {{coord|..}}."). A hole right after a word
-    ("Vinci{{x}}, dit", "琉球諸島{{x}}で") is taken for a mark (a note, an icon)."""
+    """`text` without its hole, formula and note marks and the space each would leave doubled
+    or before punctuation ("to {{x}}, lying" -> "to, lying", "a; {{x}}; b" -> "a; b"), the link
+    spans `(start, end, piece)` moved to match, and the offsets of the holes that lost words:
+
+    - a formula in running text, wherever it stood;
+    - a template after a word and a space ("the letter {{x}} represents", "located at {{x}}.");
+    - a template after a clause's start ("(", ",", ":" and a space) before a word ("( {{x}} m)",
+      "1930, {{x}} was awarded");
+    - a template between two letters of a script written without spaces ("東京は{{x}}に").
+
+    A template right after a word of a spaced script ("Vinci{{x}}, dit") is taken for a mark (a
+    note, an icon), as note marks are (_NOTE)."""
     out, holes, edits, last, shift = [], [], [], 0, 0
     for m in _HOLE_RUN.finditer(text):
         start, end = m.span()
+        run = m.group()
         before, after = text[start - 1:start], text[end:end + 1]
-        lost = m.group(1) and _WORD_END.match(before) and _HOLE in m.group()
+        lost_at = _lost_words(run, m.group(1), before, after, text, end)
         if before and after and (before in _SEPARATORS or before in _END_MARKS) and (
                 after in _SEPARATORS or after in _END_MARKS):  # one mark of the two
             if before in _SEPARATORS and after in _END_MARKS:  # "2005, {{ISBN|..}}." -> "2005."
                 start -= 1
+                while start > last and text[start - 1] == " ":  # "Paris ; {{x}}." -> "Paris."
+                    start -= 1
                 before = text[start - 1:start]
             else:  # "a; {{x}}; b" -> "a; b", "1999. {{ISBN|..}}." -> "1999."
                 spaced = text[end + 1:end + 2] == " "
                 end += 1 + spaced
                 after = " " if spaced else text[end:end + 1]
-        if not before or not after:
+        if not before or not after or before in _OPENERS:
             fill = ""
         elif m.group(2) or after == " ":  # the space after it was typed: "déjà{{sfn|..}} : le"
             fill = " "
         else:  # the space before it goes before punctuation: "to {{x}}, lying"
             fill = " " if m.group(1) and after not in _AFTER_HOLE_CLOSES else ""
         out.append(text[last:start])
-        if lost:
-            holes.append(start + shift)
+        if lost_at is not None:  # before the fill (the word it followed) or after it
+            holes.append(start + shift + (len(fill) if lost_at else 0))
         out.append(fill)
         edits.append((start, end, shift, shift + len(fill) - (end - start)))
         shift = edits[-1][3]
@@ -1109,6 +1166,25 @@ def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
     return "".join(out), spans, holes
 
 
+def _lost_words(run: str, space_before: str, before: str, after: str, text: str,
+                end: int) -> bool | None:
+    """Whether a run of marks lost words: None (no), False (with the word before it), True
+    (with what follows it: its offset is taken after the space it leaves)."""
+    if _HOLE not in run and _FORMULA not in run:
+        return None
+    follows = after if after != " " else text[end + 1:end + 2]
+    word_before = bool(before) and _WORD_END.match(before) is not None
+    if space_before and word_before:
+        return False
+    if _FORMULA in run:
+        return not word_before
+    if before in _CLAUSE_START and follows and _WORD_END.match(follows):
+        return True  # (not at the text's start, where an infobox may end: "}}Foo is")
+    if not space_before and word_before and _UNSPACED.match(before) and _UNSPACED.match(after):
+        return False
+    return None
+
+
 def _moved(offset: int, edits: list[tuple[int, int, int, int]]) -> int:
     """Where `offset` lands once the edits (start, end, shift before, shift after) are made: an
     offset inside a removed run goes to its start."""
@@ -1118,9 +1194,6 @@ def _moved(offset: int, edits: list[tuple[int, int, int, int]]) -> int:
         if offset < end:
             return start + before
     return offset + edits[-1][3]
-
-
-_WORD_END = regex.compile(r"[\p{L}\p{M}\p{N}]")
 
 
 def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None = None,
@@ -1140,7 +1213,7 @@ def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None
         if not _ANY_WORD.search(text, start, end):
             counts["wordless_sentences"] += 1
             continue
-        if holes and any(start < hole <= end for hole in holes):
+        if holes and any(start <= hole <= end for hole in holes):
             counts["lost_words_sentences"] += 1
             continue
         if bars and _BAR_CHAR.search(text, start, end) and _is_link_bar(text[start:end]):

@@ -91,6 +91,7 @@ _DROPPED = re.compile(
     r"<(%s)\b(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))" % "|".join(DROPPED_TAGS), re.S | re.I)
 # Dropped tags whose content the page shows in its text (a formula, code): each is counted.
 _SHOWN_DROPS = re.compile(r"<(?i:(math|chem|ce|code|syntaxhighlight|source|score|hiero)\b)")
+_CODE_TAGS = frozenset({"code", "syntaxhighlight"})
 _SHOWN_DROPPED = re.compile(r"<(math|chem|ce|code|syntaxhighlight|source|score|hiero)\b"
                             r"(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))", re.S | re.I)
 # Inline code on one line is text the reader sees in the sentence ("the file is named
@@ -161,14 +162,15 @@ _OTHER_SPACE = re.compile(
 _INVISIBLE = re.compile("[\xad\u200b\u2060\ufeff\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 # Brackets a dropped template leaves empty: "Alpha ({{IPA|...}}) is" -> "Alpha is"; not the
 # call of rename() or match()-step, written so in running text (see `_without_empty_brackets`).
-_EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；\x03-\x05]*[)）]")
+_EMPTY_BRACKETS = re.compile(r"[(（][\s,;:、，；]*[)）]")
 _IDENTIFIER_END = re.compile(r"[A-Za-z0-9_]")
 # ... or opening with the separator that followed it: "({{IPA|...}}; born 1900)" -> "(born 1900)".
-_BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])[\s\x03-\x05]*[,;:、，；][\s,;:、，；\x03-\x05]*")
+_BRACKET_OPENS_WITH_SEPARATOR = re.compile(r"([(（])\s*[,;:、，；][\s,;:、，；]*")
 # ... or closing after one: "(서울特別市, {{llang|...}})" -> "(서울特別市)", "（Neumann János，{{bd|...}}）"
 # (not ";": "&beta;)" is an entity not yet decoded)
-_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"[,、，；][\s,、，；\x03-\x05]*([)）])")  # (space before: below)
-_SIMPLE_LINK = r"\[\[([^\[\]|{}<>]*)(?:\|([^\[\]{}<>]*))?\]\](%s)"  # trail: link_trail()
+_BRACKET_CLOSES_AFTER_SEPARATOR = re.compile(r"[,、，；][\s,、，；]*([)）])")  # (space before: below)
+# (a target holding the mark of a dropped template is no simple link: see _render_link)
+_SIMPLE_LINK = r"\[\[([^\[\]|{}<>\x03-\x05]*)(?:\|([^\[\]{}<>]*))?\]\](%s)"  # trail: link_trail()
 _HIDDEN_LINK = re.compile(r"\[\[([^\[\]|{}<>#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]{}]*))?\]\]")
 _NOT_SIMPLE = re.compile(r"[\[\]<>{}]|://")
 # Inline HTML tags that _render_nodes reduces to their content, and line breaks (a space).
@@ -375,9 +377,10 @@ class Cleaner:
         text = _COMMENT.sub("", text)
         if "<nowiki>" in text:
             text = _NOWIKI.sub(_literal, text)
-        if "<code" in text or "<CODE" in text or " inline" in text:
-            text = _INLINE_CODE.sub(_inline_code, text)
         shown = _SHOWN_DROPS.findall(text)
+        if shown and any(tag.lower() in _CODE_TAGS for tag in shown):  # (one scan of the page)
+            text = _INLINE_CODE.sub(_inline_code, text)
+            shown = _SHOWN_DROPS.findall(text)
         if shown:  # content a reader sees, not in the text: counted (dropped_math, ...)
             for tag in shown:
                 counts["dropped_" + tag.lower()] += 1
@@ -401,8 +404,7 @@ class Cleaner:
         if "__" in text:
             text = _MAGIC.sub("", text)
         if "()" in text or "( " in text or "(," in text or "(;" in text or "（" in text \
-                or ", )" in text or ",)" in text or "(\x03" in text or "\x03)" in text \
-                or "(\x04" in text or "\x04)" in text or "(\x05" in text or "\x05)" in text:
+                or ", )" in text or ",)" in text:
             text = _without_empty_brackets(text)  # the gates above: str searches, ~10x cheaper
         if "&amp;" in text:  # a double-escaped entity (&amp;nbsp;) is the entity
             text = _DOUBLE_ESCAPED.sub("&", text)
@@ -736,12 +738,13 @@ class Cleaner:
             sub: list[_Piece] = []
             self._render_nodes(node.text.nodes, sub)
             anchor = "".join(p.text for p in sub)
-        return self._link_piece(str(node.title), anchor)
+        raw = str(node.title)
+        if "\x03" in raw or "\x04" in raw or "\x05" in raw:  # a dropped template in the target:
+            return _Piece(anchor if anchor is not None else raw)  # which page is not known
+        return self._link_piece(raw, anchor)
 
     def _link_piece(self, raw: str, anchor: str | None) -> _Piece | None:
         """The piece a [[raw|anchor]] link renders to (anchor None: no pipe); None: no text."""
-        if "\x03" in raw or "\x04" in raw or "\x05" in raw:  # a dropped template in the target:
-            return _Piece(anchor if anchor is not None else raw)  # which page is not known
         parsed = self.titles.parse(raw)
         if anchor is not None and parsed is not None and parsed.ns == 0 and not parsed.interwiki:
             title = parsed.title  # the common [[Target|anchor]]: what the code below gives
@@ -897,7 +900,7 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 _MARK = re.compile("[\ue000\ue001]")
 # What sends a paragraph to `_join_marked`: other whitespace, marks, invisible characters (one
 # scan for _OTHER_SPACE, _MARK and _INVISIBLE).
-_NOT_PLAIN = re.compile("[\x03-\x05\ue005\ue006%s%s%s]" % (_OTHER_SPACE.pattern[1:-1], _MARK.pattern[1:-1],
+_NOT_PLAIN = re.compile("[\ue005\ue006%s%s%s]" % (_OTHER_SPACE.pattern[1:-1], _MARK.pattern[1:-1],
                                       _INVISIBLE.pattern[1:-1]))
 _INTERWIKI_ONLY = INTERWIKI_PREFIXES - LANGUAGE_CODES
 
@@ -1109,6 +1112,7 @@ _HOLE_RUN = re.compile(r"( ?)[\x03-\x05](?: ?[\x03-\x05])*( ?)")
 _MARKS_OUT = str.maketrans(dict.fromkeys("\x03\x04\x05"))
 _AFTER_HOLE_CLOSES = frozenset(",.;:!?)]}»”’、。，；：！？）」』।॥،؛؟…")
 _OPENERS = frozenset("([{«“‘„「『（")
+_BRACKET_CLOSES = frozenset(")]）")
 _SEPARATORS = frozenset(",;、，；،؛")
 _END_MARKS = frozenset(".。।!?؟")
 _CLAUSE_START = frozenset(",;:(、，；：（،؛")  # after these, a hole then a word lost words
@@ -1135,23 +1139,25 @@ def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
         run = m.group()
         before, after = text[start - 1:start], text[end:end + 1]
         lost_at = _lost_words(run, m.group(1), before, after, text, end)
-        if before and after and (before in _SEPARATORS or before in _END_MARKS) and (
-                after in _SEPARATORS or after in _END_MARKS):  # one mark of the two
-            if before in _SEPARATORS and after in _END_MARKS:  # "2005, {{ISBN|..}}." -> "2005."
+        typed_after, spaced = bool(m.group(2)), bool(m.group(1) or m.group(2))
+        if before and after:  # punctuation the template leaves empty or doubled goes too
+            take_before, take_after = _left_punctuation(before, after)
+            if take_before and start - 1 >= last:
                 start -= 1
                 while start > last and text[start - 1] == " ":  # "Paris ; {{x}}." -> "Paris."
                     start -= 1
-                before = text[start - 1:start]
-            else:  # "a; {{x}}; b" -> "a; b", "1999. {{ISBN|..}}." -> "1999."
-                spaced = text[end + 1:end + 2] == " "
-                end += 1 + spaced
-                after = " " if spaced else text[end:end + 1]
+            if take_after:
+                end += 1
+                while end < len(text) and text[end] == " ":
+                    end += 1
+                    spaced, typed_after = True, False
+            before, after = text[start - 1:start], text[end:end + 1]
         if not before or not after or before in _OPENERS:
             fill = ""
-        elif m.group(2) or after == " ":  # the space after it was typed: "déjà{{sfn|..}} : le"
+        elif typed_after:  # the space after it was typed: "déjà{{sfn|..}} : le"
             fill = " "
         else:  # the space before it goes before punctuation: "to {{x}}, lying"
-            fill = " " if m.group(1) and after not in _AFTER_HOLE_CLOSES else ""
+            fill = " " if spaced and after not in _AFTER_HOLE_CLOSES else ""
         out.append(text[last:start])
         if lost_at is not None:  # before the fill (the word it followed) or after it
             holes.append(start + shift + (len(fill) if lost_at else 0))
@@ -1164,6 +1170,22 @@ def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
         spans = [(a, b, piece) for a, b, piece in
                  ((_moved(a, edits), _moved(b, edits), piece) for a, b, piece in spans) if b > a]
     return "".join(out), spans, holes
+
+
+def _left_punctuation(before: str, after: str) -> tuple[bool, bool]:
+    """Whether the punctuation before and after a dropped template goes with it: the brackets
+    it leaves empty ("Alpha ({{IPA|..}}) is"), a separator that opens or closes a bracket
+    ("({{IPA|..}}; born 1900)", "(Seoul, {{lang|..}})"), and the first of two separators or
+    end marks, or the separator before an end mark ("a; {{x}}; b", "2005, {{ISBN|..}}.")."""
+    if before in _OPENERS:
+        return after in _BRACKET_CLOSES, after in _BRACKET_CLOSES or after in _SEPARATORS
+    if before in _SEPARATORS:
+        if after in _BRACKET_CLOSES or after in _END_MARKS:
+            return True, False
+        return False, after in _SEPARATORS
+    if before in _END_MARKS:
+        return False, after in _SEPARATORS or after in _END_MARKS
+    return False, False
 
 
 def _lost_words(run: str, space_before: str, before: str, after: str, text: str,

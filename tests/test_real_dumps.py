@@ -184,6 +184,23 @@ def test_markup_leak_rate(parsed_dumps, name):
         f"(limit {LEAK_THRESHOLD:.1%}); first ones:\n" + "\n".join(repr(s[:300]) for s in leaks[:15]))
 
 
+# The cleaner's private marks: holes, notes and formulas of dropped templates (\x03-\x05), angle
+# brackets typed as entities (\ue005, \ue006), link marks (\ue000-\ue002).
+_PRIVATE_MARKS = re.compile("[\x02-\x05\ue000-\ue006]")
+
+
+@pytest.mark.parametrize("name", EVERY_DUMP)
+def test_no_private_mark_reaches_an_article(parsed_dumps, name):
+    """No sentence, heading, link anchor or target, category of a real dump holds one of the
+    marks the cleaner puts in its text while it works."""
+    parsed = parsed_dumps(name, TRUE_LANGUAGE.get(name))
+    texts = [text for article in parsed.articles for text in (
+        [s for *_, s in article.sentences()] + [section.heading for section in article.sections]
+        + [link.anchor for link in article.links] + [link.target for link in article.links]
+        + article.categories)]
+    assert texts and not [t for t in texts if _PRIVATE_MARKS.search(t)]
+
+
 # Pages whose wikitext types markup as entities, which MediaWiki shows as text: the fixture's
 # "Polish notation" is in CDATA with its tags escaped ("&lt;ref&gt;"), so a reader sees "<ref>".
 TYPED_MARKUP = {"enwiki-wikibrain-p.xml.bz2": {"Polish notation"}}

@@ -314,3 +314,11 @@ def test_holes_and_marks(lang, text, expected):
     article = page_article(lang, text)
     assert [s for *_, s in article.sentences()] == expected
     assert not [link for link in article.links if "\x03" in link.target or "\x05" in link.target]
+
+
+def test_noinclude_content_is_the_pages_own():
+    """<noinclude> hides its content where the page is transcluded, not on the page itself;
+    <includeonly> shows only there."""
+    from conftest import page_sentences
+    assert page_sentences("en", "Text <noinclude>shown</noinclude> here. Not <includeonly>this"
+                                "</includeonly> that.") == ["Text shown here.", "Not that."]

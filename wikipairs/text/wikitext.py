@@ -72,10 +72,11 @@ BOILERPLATE_SECTIONS = {
            "출처", "바깥 고리", "내용주", "주해"},
 }
 
-# Tags removed with their content.
+# Tags removed with their content. (<noinclude>'s content is the page's own: shown, its tags go
+# as leftover; <includeonly>'s shows only where the page is transcluded.)
 DROPPED_TAGS = ("ref", "references", "math", "chem", "ce", "score", "code", "syntaxhighlight",
                 "source", "pre", "gallery", "timeline", "graph", "mapframe", "maplink", "imagemap",
-                "templatedata", "hiero", "inputbox", "categorytree", "noinclude", "includeonly",
+                "templatedata", "hiero", "inputbox", "categorytree", "includeonly",
                 "templatestyles", "charinsert", "indicator", "section", "tabs", "table")
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)

@@ -322,3 +322,31 @@ def test_noinclude_content_is_the_pages_own():
     from conftest import page_sentences
     assert page_sentences("en", "Text <noinclude>shown</noinclude> here. Not <includeonly>this"
                                 "</includeonly> that.") == ["Text shown here.", "Not that."]
+
+
+def test_pseudo_headings_are_headings_on_both_paths():
+    """";Term" alone on its line is a heading (MOS:PSEUDOHEAD), one level below the one it stands
+    under, and no sentence; a boilerplate one drops what follows it; "; Term : definition" and
+    ";Term" over ": definition" stay a definition list. Parsoid's <dl> of <dt>s alone, the same."""
+    from conftest import page_article
+    from wikipairs.records import HtmlPage, SiteInfo
+    from wikipairs.text.parsoid import ParsoidCleaner
+    from wikipairs.text.sentences import SentenceSplitter
+    from wikipairs.text.titles import TitleParser
+    article = page_article("en", "Lead text is here.\n\n== History ==\nIntro.\n;Early life\nHe was "
+                                 "born.\n;Term\n:A definition.\n; Key : value here\n;Notes\n* Smith "
+                                 "2000, p. 3.\n== Career ==\nHe worked.")
+    expected = [(0, "", [["Lead text is here."]]), (2, "History", [["Intro."]]),
+                (3, "Early life", [["He was born."], ["Term"], ["A definition."], ["Key"],
+                                   ["value here"]]),
+                (2, "Career", [["He worked."]])]
+    assert [(s.level, s.heading, s.paragraphs) for s in article.sections] == expected
+    parsoid = ParsoidCleaner(TitleParser(SiteInfo(lang="en")),
+                             SentenceSplitter.for_language("en", method="sentencex"))
+    body = ('<section><p>Lead text is here.</p></section><section><h2>History</h2><p>Intro.</p>'
+            '<dl><dt>Early life</dt></dl><p>He was born.</p><dl><dt>Term</dt><dd>A definition.</dd>'
+            '<dt>Key</dt><dd>value here</dd></dl><dl><dt>Notes</dt></dl><ul><li>Smith 2000, p. 3.'
+            '</li></ul></section><section><h2>Career</h2><p>He worked.</p></section>')
+    html = f"<html><head><title>T</title></head><body>{body}</body></html>"
+    article = parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html))
+    assert [(s.level, s.heading, s.paragraphs) for s in article.sections] == expected

@@ -185,6 +185,17 @@ def _mark_inline_drop(reason: str, out: list[str]) -> None:
         out.append(_NOTE)
 
 
+def _pseudo_headings(dl) -> list:
+    """The <dt>s of a <dl> that holds nothing else: what ";Term" alone on its line gives, a
+    pseudo-heading (see wikitext.with_pseudo_headings); [] for a definition list."""
+    terms = []
+    for child in dl.iter(include_text=False):
+        if child.tag != "dt":
+            return []
+        terms.append(child)
+    return terms
+
+
 def _inline_code(tag: str, node) -> bool:
     """Whether a dropped code element is inline code on one line: text of the sentence ("the
     file is named <code>build.xml</code>"), as on the wikitext path."""
@@ -236,6 +247,7 @@ class _Work:
     # `about` of the transclusions one of whose elements was dropped -> its reason: the other
     # elements of the same template's output go with it (a climate table's "Source : ..." line)
     dropped_about: dict[str, str] = field(default_factory=dict)
+    heading_level: int = 0  # of the last heading (not pseudo-heading): pseudo-headings go below
 
 
 @dataclass
@@ -381,6 +393,13 @@ class ParsoidCleaner:
                 self._flush(work)
                 self._heading(child, level, work)
                 continue
+            if tag == "dl" and _pseudo_headings(child):  # ";Term" alone on its line
+                self._flush(work)
+                for term in _pseudo_headings(child):
+                    work.counts["pseudo_headings"] += 1
+                    self._heading(term, min(6, work.heading_level + 1) if work.heading_level
+                                  else 2, work, pseudo=True)
+                continue
             if work.skip_below is not None or tag in _SKIPPED_TAGS:
                 continue
             attrs = child.attributes
@@ -508,7 +527,9 @@ class ParsoidCleaner:
                 self._flush(work)
 
     # ---- sections and paragraphs -----------------------------------------------------------
-    def _heading(self, node, level: int, work: _Work) -> None:
+    def _heading(self, node, level: int, work: _Work, pseudo: bool = False) -> None:
+        if not pseudo:
+            work.heading_level = level
         out: list[str] = []
         self._inline_children(node, out, work)
         title = clean_spaces(_MARKS.sub("", "".join(out)).translate(_MARKS_OUT))

@@ -312,6 +312,36 @@ def _list_item(line: str) -> list[str]:
     return [_LIST_ITEM.sub("", line)]
 
 
+_PSEUDO_HEADING = re.compile(r"^;(?!;)[ \t]*([^\n]*?)[ \t]*$", re.M)
+
+
+def with_pseudo_headings(text: str, counts: Counter | None = None) -> str:
+    """`text` with its pseudo-headings made headings: a line "; Term" with no definition, on
+    the line (after a colon) or on the next (": ..."), is bold text on a line of its own that
+    the page uses as a heading (MOS:PSEUDOHEAD: ";Official", ";Κυβέρνηση", ";ヘタウマ文字"), one
+    level below the heading it stands under (the lead's: level 2). As headings they are no
+    sentence, and a boilerplate one (";Notes", ";Bibliography") drops what follows it; on the
+    HTML path a <dl> of <dt>s alone is one. Counted as pseudo_headings."""
+    real = [(m.start(), len(m.group(1))) for m in _HEADING.finditer(text)]
+    starts = [start for start, _ in real]
+    out, last = [], 0
+    for m in _PSEUDO_HEADING.finditer(text):
+        term = m.group(1)
+        if not term or len(_list_item(";" + term)) != 1 or text.startswith(":", m.end() + 1):
+            continue  # empty, "; Term : definition", or a definition on the next line
+        i = bisect_right(starts, m.start()) - 1
+        level = min(6, real[i][1] + 1) if i >= 0 else 2
+        out.append(text[last:m.start()])
+        out.append(f"{'=' * level} {term} {'=' * level}")
+        last = m.end()
+        if counts is not None:
+            counts["pseudo_headings"] += 1
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
 def heading_text(raw: str) -> str:
     """A wikitext heading as shown: tags out (a <br> a space), entities decoded ("XIX<sup>e</sup>
     &nbsp;siècle" reads "XIXe siècle", "Career<br />and work" "Career and work")."""
@@ -595,8 +625,11 @@ class Cleaner:
         return "".join(out), categories
 
     # ---- structure -----------------------------------------------------------------------
-    def sections(self, text: str) -> list[tuple[str, int, str]]:
-        """(heading, level, body) of the lead and each section, boilerplate sections dropped."""
+    def sections(self, text: str, counts: Counter | None = None) -> list[tuple[str, int, str]]:
+        """(heading, level, body) of the lead and each section, boilerplate sections dropped;
+        pseudo-headings are headings (`with_pseudo_headings`)."""
+        if "\n;" in text:
+            text = with_pseudo_headings(text, counts)
         found, pos, heading, level = [], 0, "", 0
         skip_below = None
         for m in _HEADING.finditer(text):
@@ -785,7 +818,7 @@ class Cleaner:
         text, categories, hidden_links = self.strip(page.text, counts)
         article = Article(id=page.id, title=page.title, lang=self.titles.site.lang,
                           categories=categories)
-        for heading, level, body in self.sections(text):
+        for heading, level, body in self.sections(text, counts):
             section = Section(heading=heading, level=level)
             for paragraph in self.paragraphs(body):
                 sentences, links = self._sentences(self.render(paragraph, counts), counts)

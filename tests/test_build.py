@@ -1163,7 +1163,7 @@ def test_every_wlp_document_page_links_to_its_query_page_in_the_raw_wikitext(gen
     from wikipairs.reading import DumpFile
 
     dump = DumpFile(str(enwiki_gensim.path))
-    raw = {page.title: page.text for page in dump.pages() if not page.redirect}
+    raw = {page.title: page.text for page in dump.pages() if page.redirect is None}
     redirects = enwiki_gensim.info["redirects"]
     rows = read_rows(gensim_build, "wlp")
     assert len(rows) >= 50  # (links through redirects: see the bundled sample's VVU chain test)

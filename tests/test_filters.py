@@ -169,7 +169,7 @@ def test_reason_before_the_parse_is_the_reason_after_it(dump):
     cleaner = Cleaner(source.titles, splitter=None)
     decided = 0
     for p in source.pages():
-        if p.redirect or p.ns != 0:
+        if p.redirect is not None or p.ns != 0:
             continue
         early = skip_reason(p, None)
         if early is not None:

@@ -299,8 +299,12 @@ def test_nowiki_content_reads_as_typed():
     ("en", "Promoted {{sic}} moderate Islam. It was very {{Citation needed span|popular}} then.",
      ["Promoted moderate Islam.", "It was very popular then."]),
     ("en", "It ran 2009{{endash}}2014, a union{{emdash}}and more.", ["It ran 2009–2014, a union—and more."]),
-    ("en", "Paris ; {{x}}. Lyon, {{x}}? It was warming [http://x.org/a] in 2000.",
-     ["Paris.", "Lyon?", "It was warming in 2000."]),
+    ("en", "Paris{{x}}; at last. Lyon,{{x}}? It was warming [http://x.org/a] in 2000.",
+     ["Paris; at last.", "Lyon?", "It was warming in 2000."]),
+    ("en", "Paris ; {{x}}. Dari: {{nq|x}}, Afghanistan. It is (e.g. {{chem|M}}) ok.\n\nEnds.",
+     ["Ends."]),
+    ("ru", "Площадь — {{s2|2561 км²}}. Население — {{num2|5601911}} чел. Город большой.",
+     ["Город большой."]),
     ("bn", "রাজধানী {{sfn|x}}। পরের বাক্য।", ["রাজধানী।", "পরের বাক্য।"]),
     ("fr", "La France {{refnec}}. Paris est grand {{qui}}, oui.", ["La France.", "Paris est grand, oui."]),
     # typed as entities or code: text, never a tag
@@ -334,7 +338,7 @@ def test_pseudo_headings_are_headings_on_both_paths():
     from wikipairs.text.sentences import SentenceSplitter
     from wikipairs.text.titles import TitleParser
     article = page_article("en", "Lead text is here.\n\n== History ==\nIntro.\n;Early life\nHe was "
-                                 "born.\n;Term\n:A definition.\n; Key : value here\n;Notes\n* Smith "
+                                 "born.\n;Term\n:A definition.\n; Key : value here\n\n;Notes\n* Smith "
                                  "2000, p. 3.\n== Career ==\nHe worked.")
     expected = [(0, "", [["Lead text is here."]]), (2, "History", [["Intro."]]),
                 (3, "Early life", [["He was born."], ["Term"], ["A definition."], ["Key"],
@@ -350,3 +354,28 @@ def test_pseudo_headings_are_headings_on_both_paths():
     html = f"<html><head><title>T</title></head><body>{body}</body></html>"
     article = parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html))
     assert [(s.level, s.heading, s.paragraphs) for s in article.sections] == expected
+
+
+@pytest.mark.parametrize("text, anchors", [
+    # marks next to links: every later link keeps its offsets, no anchor takes in a fill
+    ("Alpha [[Beta]], {{cn}}; {{cn}} [[Gamma]] is here.", ["Beta", "Gamma"]),
+    ("Alpha [[Beta|{{cn}} beta]] gamma [[Delta]].", ["beta", "Delta"]),
+    ("Arabic ({{cn}}, less formally, {{cn}}) is a [[Semitic]] and [[Afro-Asiatic]] one.",
+     ["Semitic", "Afro-Asiatic"]),
+    ("A [[b|c {{cn}}]] d [[e]] f.", ["c", "e"]),
+])
+def test_link_anchors_around_marks(text, anchors):
+    from conftest import page_article
+    article = page_article("en", text)
+    assert [link.anchor for link in article.links] == anchors
+    for link in article.links:
+        sentence = article.sections[0].paragraphs[link.paragraph][link.sentence]
+        assert sentence[link.start:link.end] == link.anchor
+    assert "  " not in " ".join(s for *_, s in article.sentences())
+
+
+def test_citation_templates_in_running_text_keep_their_words():
+    from conftest import page_sentences
+    assert page_sentences("en", "It is spelled {{sic|teh}} there. As shown by {{harvtxt|Smith|"
+                                "Jones|2000}}, it holds.") == [
+        "It is spelled teh there.", "As shown by Smith & Jones (2000), it holds."]

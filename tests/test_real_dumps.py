@@ -58,7 +58,7 @@ def test_gensim_sample_wikipedia_page_is_counted_as_a_redirect(enwiki_gensim):
     assert len(other) == 1 and other[0][0] == 4 and other[0][1].startswith("Wikipedia:"), other
     ns, title, target = other[0]
     assert target == "Wikipedia:Nupedia and Wikipedia", other
-    main_redirects = sum(1 for p in pages if p.ns == 0 and p.redirect)
+    main_redirects = sum(1 for p in pages if p.ns == 0 and p.redirect is not None)
     assert main_redirects == 99
     counts = enwiki_gensim.counts
     assert counts["redirects"] == main_redirects + 1, dict(counts)

@@ -220,7 +220,9 @@ class EnterpriseDump:
             marker = _REDIRECT_MARKER.search(html)
             if marker:
                 target = marker.group(1)
-                redirect = self.titles.normalize(target[2:] if target.startswith("./") else target)
+                local = target[2:] if target.startswith("./") else target
+                # "" for a target out of this wiki's pages (an interwiki URL), as in XML dumps
+                redirect = "" if "://" in local else self.titles.normalize(local) or ""
         lang = (record.get("in_language") or {}).get("identifier") or self.site.lang
         return HtmlPage(id=int(record.get("identifier") or 0), ns=ns, title=title, html=html,
                         revision=int((record.get("version") or {}).get("identifier") or 0),

@@ -43,7 +43,8 @@ from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
 from .wikitext import (_FORMULA, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE, _VARIANT_ORDER,
-                       BOILERPLATE_SECTIONS, ParseOptions, _Piece, in_boilerplate, prose_spans,
+                       BOILERPLATE_SECTIONS, ParseOptions, _ANY_WORD, _Piece, in_boilerplate,
+                       prose_spans, pseudo_heading_level,
                        without_holes)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
@@ -196,10 +197,17 @@ def _pseudo_headings(dl) -> list:
     return terms
 
 
-def _inline_code(tag: str, node) -> bool:
-    """Whether a dropped code element is inline code on one line: text of the sentence ("the
-    file is named <code>build.xml</code>"), as on the wikitext path."""
-    return tag == "code" and "\n" not in node.text()
+def _is_inline_code(tag: str, node) -> bool:
+    """Whether a dropped code element is inline code on one line, in running text (words of its
+    parent outside it): text of the sentence ("the file is named <code>build.xml</code>"), as on
+    the wikitext path; a line of code alone is dropped."""
+    if tag != "code":
+        return False
+    code = node.text()
+    if "\n" in code:
+        return False
+    parent = node.parent
+    return parent is not None and _ANY_WORD.search(parent.text().replace(code, "", 1)) is not None
 
 
 # Dropped blocks whose transclusion's other elements go with them (see _Work.dropped_about).
@@ -393,15 +401,8 @@ class ParsoidCleaner:
                 self._flush(work)
                 self._heading(child, level, work)
                 continue
-            if tag == "dl" and _pseudo_headings(child):  # ";Term" alone on its line
-                self._flush(work)
-                for term in _pseudo_headings(child):
-                    work.counts["pseudo_headings"] += 1
-                    self._heading(term, min(6, work.heading_level + 1) if work.heading_level
-                                  else 2, work, pseudo=True)
-                continue
-            if work.skip_below is not None or tag in _SKIPPED_TAGS:
-                continue
+            if tag in _SKIPPED_TAGS or work.skip_below is not None and tag != "dl":
+                continue  # (a <dl> may hold pseudo-headings, which can end a skip)
             attrs = child.attributes
             if tag == "a":  # the common case, first: what _inline does with it
                 rel = attrs.get("rel")
@@ -412,7 +413,7 @@ class ParsoidCleaner:
                         self._inline_children(child, work.texts, work)
                     continue
             reason = drop_reason(tag, attrs) if attrs or tag in _DROPPED_TAGS else None
-            if reason == "code" and _inline_code(tag, child):
+            if reason == "code" and _is_inline_code(tag, child):
                 reason = None
             block = tag in BLOCK_TAGS
             if reason is None and work.dropped_about and attrs \
@@ -427,6 +428,17 @@ class ParsoidCleaner:
                     _mark_inline_drop(reason, work.texts)
                 self._dropped(child, reason, work)
                 continue
+            if tag == "dl":
+                terms = _pseudo_headings(child)
+                if terms:  # ";Term" alone on its line
+                    self._flush(work)
+                    for term in terms:
+                        work.counts["pseudo_headings"] += 1
+                        self._heading(term, pseudo_heading_level(work.heading_level), work,
+                                      pseudo=True)
+                    continue
+                if work.skip_below is not None:
+                    continue
             if not block:  # inline content directly in a container
                 self._inline(child, tag, attrs, work.texts, work)
                 continue
@@ -491,7 +503,7 @@ class ParsoidCleaner:
                 reason = drop_reason(tag, attrs)
                 if reason is None and work.dropped_about and attrs.get("about") in work.dropped_about:
                     continue  # the rest of a dropped transclusion: gone with it, counted once
-                if reason == "code" and _inline_code(tag, child):
+                if reason == "code" and _is_inline_code(tag, child):
                     reason = None
                 if reason is not None:
                     self._dropped(child, reason, work)

@@ -453,7 +453,7 @@ def _ends_with_prefix(text: str, start: int, end: int, prefixes: frozenset) -> b
 
 # A fullwidth full stop that ends no sentence: after a Latin initial (Ｊ．Ｒ．Ｒ．トールキン) or
 # between digits (３．１４); in Japanese technical writing "．" is also a sentence's end.
-_FULLWIDTH_INITIAL = regex.compile(r"(?<!\p{Latin})\p{Latin}\uff0e$")
+_FULLWIDTH_INITIAL = regex.compile(r"(?<![\p{L}\p{N}])\p{Latin}\uff0e$")  # not ビタミンＣ．
 
 
 def _fullwidth_point_in_word(text: str, start: int, end: int, following: int) -> bool:

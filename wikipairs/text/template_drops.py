@@ -37,7 +37,7 @@ TOP = 30  # names in stats.json
 # Footnote and maintenance markers: inline, but they render a superscript note or a tag, no
 # words of the sentence (the Enterprise HTML path drops them too, as references). Not counted.
 NOT_WORDS = frozenset({
-    "sfn", "sfnp", "sfnm", "sfn whole", "harvnb", "harv", "harvp", "harvtxt", "harvsp",
+    "sfn", "sfnp", "sfnm", "sfn whole", "harvnb", "harv", "harvp", "harvsp",
     "efn", "efn-ua", "efn-lr", "efn-lg", "efn-la", "refn", "r", "rp", "ref label", "note label",
     "citation needed", "cn", "fact", "clarify", "when", "who", "which", "according to whom",
     "by whom", "dubious", "verify", "failed verification", "better source needed",
@@ -52,7 +52,7 @@ NOT_WORDS = frozenset({
     "better source", "better source needed", "relevance inline", "según quién", "cita requerida",
     "ref", "ref harvard", "rf", "inflation-fn", "update after", "πηγή", "πηγές", "παραπομπή",
     "εκκρεμεί παραπομπή", "ασαφές", "তথ্যসূত্র প্রয়োজন", "সত্যতা", "ওয়েব আর্কাইভ", "誰2",
-    "要曖昧さ回避", "sic", "year missing", "nowrap begin", "nowrap end", "clarification needed",
+    "要曖昧さ回避", "year missing", "nowrap begin", "nowrap end", "clarification needed",
     "where", "by whom?", "dn", "disambiguation needed", "notetag", "unreliable source?",
     "original research inline", "or", "clr", "reflist", "combien", "réf. nécessaire",
     "нет аи", "уточнить", "источник?", "бс", "بحاجة لمصدر", "مصدر", "उद्धरण आवश्यक",

@@ -181,6 +181,17 @@ def _const(text):
 LITERAL = str.maketrans({c: f"&#{ord(c)};" for c in "[]{}|'<>=~_*#;-"})
 
 
+def _harvtxt(args):
+    """{{harvtxt|Smith|Jones|2000}} -> "Smith & Jones (2000)": a citation in running text."""
+    values = [v for v in _positional(args) if v]
+    if not values:
+        return ""
+    year = values.pop() if len(values) > 1 and values[-1][:4].isdigit() else ""
+    names = values[0] if len(values) == 1 else (
+        f"{values[0]} et al." if len(values) > 3 else ", ".join(values[:-1]) + f" & {values[-1]}")
+    return f"{names} ({year})" if year else names
+
+
 def _code(args):
     """{{code|lang=sql|SELECT 1}} and {{code|code=...}}: the code, as the sentence shows it
     (syntax highlighting reads no wiki markup in it)."""
@@ -231,6 +242,7 @@ RENDERERS = {
     "code": _code, "mono": _first, "monospace": _first, "kbd": _first, "samp": _first,
     "tag": _tag, "unicode": _first, "polytonic": _first, "angbr": lambda a: f"⟨{_pos(a, 1)}⟩",
     "isbn": lambda a: f"ISBN {_pos(a, 1)}".strip(), "thinsp": _const("\u2009"),
+    "sic": _first, "harvtxt": _harvtxt,
     "spaces": _const(" "), "endash": _const("–"), "en dash": _const("–"),
     "emdash": _const("—"), "em dash": _const("—"), "mdashb": _const("—"),
     # marks around words of the sentence: the words stay, the mark goes

@@ -33,14 +33,14 @@ import regex
 _HAN = r"\p{Han}\p{Bopomofo}"
 _KANA = r"\p{Hiragana}\p{Katakana}\u30fc"  # U+30FC, the prolonged sound mark, is script Common
 _SOUTHEAST_ASIAN = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
-_UNSPACED = _HAN + _KANA + _SOUTHEAST_ASIAN
+UNSPACED_SCRIPTS = _HAN + _KANA + _SOUTHEAST_ASIAN  # written without spaces between words
 # regex's \w is Unicode's word class: letters, digits, connector punctuation *and marks*.
 # V1 for set difference: a word never runs into an unspaced-script character.
 _TOKENS = regex.compile(
     rf"(?V1)[{_HAN}]\p{{M}}*"
     rf"|(?:[{_KANA}]\p{{M}}*){{1,2}}"
     rf"|(?:[{_SOUTHEAST_ASIAN}]\p{{M}}*){{1,3}}"
-    rf"|[\w--[{_UNSPACED}]]+"
+    rf"|[\w--[{UNSPACED_SCRIPTS}]]+"
     r"|[^\w\s]")
 _ASCII_TOKENS = re.compile(r"\w+|[^\w\s]")  # the same count as _TOKENS on ASCII text, faster
 _LETTER = regex.compile(r"\p{L}")

@@ -26,6 +26,7 @@ from .template_drops import (NOT_WORDS, add_page as add_dropped_templates, displ
 from .link_trails import DEFAULT, LINK_TRAILS
 from .templates import LITERAL, renderer_for
 from .titles import INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces
+from .tokens import UNSPACED_SCRIPTS
 
 # Sections dropped with their subsections (casefolded headings); English is always included.
 BOILERPLATE_SECTIONS = {
@@ -208,9 +209,11 @@ class _PageWork:
 
 
 def _inline_code(m: re.Match) -> str:
-    """Inline <code>'s text as wikitext (MediaWiki reads markup in it); <syntaxhighlight
-    inline>'s as typed."""
-    return m.group(1) if m.group(1) is not None else m.group(2).translate(LITERAL)
+    """Inline <code>'s text as wikitext (MediaWiki reads markup in it, but "()" is typed, not
+    the brackets a dropped template leaves); <syntaxhighlight inline>'s as typed."""
+    if m.group(1) is not None:
+        return m.group(1).replace("()", "&#40;&#41;")
+    return m.group(2).translate(LITERAL)
 
 
 def _literal(m: re.Match) -> str:
@@ -312,34 +315,55 @@ def _list_item(line: str) -> list[str]:
     return [_LIST_ITEM.sub("", line)]
 
 
-_PSEUDO_HEADING = re.compile(r"^;(?!;)[ \t]*([^\n]*?)[ \t]*$", re.M)
-
-
 def with_pseudo_headings(text: str, counts: Counter | None = None) -> str:
-    """`text` with its pseudo-headings made headings: a line "; Term" with no definition, on
-    the line (after a colon) or on the next (": ..."), is bold text on a line of its own that
-    the page uses as a heading (MOS:PSEUDOHEAD: ";Official", ";Κυβέρνηση", ";ヘタウマ文字"), one
-    level below the heading it stands under (the lead's: level 2). As headings they are no
-    sentence, and a boilerplate one (";Notes", ";Bibliography") drops what follows it; on the
-    HTML path a <dl> of <dt>s alone is one. Counted as pseudo_headings."""
-    real = [(m.start(), len(m.group(1))) for m in _HEADING.finditer(text)]
-    starts = [start for start, _ in real]
-    out, last = [], 0
-    for m in _PSEUDO_HEADING.finditer(text):
-        term = m.group(1)
-        if not term or len(_list_item(";" + term)) != 1 or text.startswith(":", m.end() + 1):
-            continue  # empty, "; Term : definition", or a definition on the next line
-        i = bisect_right(starts, m.start()) - 1
-        level = min(6, real[i][1] + 1) if i >= 0 else 2
-        out.append(text[last:m.start()])
-        out.append(f"{'=' * level} {term} {'=' * level}")
-        last = m.end()
+    """`text` with its pseudo-headings made headings: a definition list of terms alone (lines
+    "; Term" in a row, none with a definition, on the line after a colon or on a line ": ..."),
+    bold text on lines of their own that the page uses as headings (MOS:PSEUDOHEAD: ";Official",
+    ";Κυβέρνηση", ";ヘタウマ文字"), one level below the heading they stand under
+    (`pseudo_heading_level`). As headings they are no sentences, and a boilerplate one (";Notes",
+    ";Bibliography") drops what follows it; on the HTML path a <dl> of <dt>s alone is one.
+    Counted as pseudo_headings."""
+    out, last, real, starts = [], 0, None, None
+    at = 0 if text[:1] == ";" else text.find("\n;")
+    while at >= 0:
+        at += text[at] == "\n"  # (the line's start)
+        lines, end = _definition_list(text, at)
+        start, at = at, text.find("\n;", end)
+        if not all(line[:1] == ";" and line[1:2] != ";" and len(_list_item(line)) == 1
+                   and line[1:].strip() for line in lines):
+            continue  # a definition list: its terms have definitions
+        if real is None:
+            real = [(m.start(), len(m.group(1))) for m in _HEADING.finditer(text)]
+            starts = [start for start, _ in real]
+        i = bisect_right(starts, start) - 1
+        marks = "=" * pseudo_heading_level(real[i][1] if i >= 0 else 0)
+        out.append(text[last:start])
+        out.append("\n".join(f"{marks} {line[1:].strip()} {marks}" for line in lines))
+        last = end
         if counts is not None:
-            counts["pseudo_headings"] += 1
+            counts["pseudo_headings"] += len(lines)
     if not out:
         return text
     out.append(text[last:])
     return "".join(out)
+
+
+def _definition_list(text: str, at: int) -> tuple[list[str], int]:
+    """The lines of the definition list that starts at `at` (lines opened by ";" or ":", in a
+    row) and where it ends."""
+    lines = []
+    while True:
+        stop = text.find("\n", at)
+        stop = len(text) if stop < 0 else stop
+        lines.append(text[at:stop].rstrip())
+        if text[stop + 1:stop + 2] not in (";", ":"):  # ("" at the text's end)
+            return lines, stop
+        at = stop + 1
+
+
+def pseudo_heading_level(level: int) -> int:
+    """The level of a pseudo-heading under a heading of `level` (the lead's is 0): one below."""
+    return min(6, level + 1) if level else 2
 
 
 def heading_text(raw: str) -> str:
@@ -410,7 +434,8 @@ class Cleaner:
             text = _NOWIKI.sub(_literal, text)
         shown = _SHOWN_DROPS.findall(text)
         if shown and any(tag.lower() in _CODE_TAGS for tag in shown):  # (one scan of the page)
-            text = _INLINE_CODE.sub(_inline_code, text)
+            text = _INLINE_CODE.sub(lambda m: _inline_code(m) if in_running_text(
+                text, m.start(), m.end()) else m.group(), text)  # (a line of code: dropped)
             shown = _SHOWN_DROPS.findall(text)
         if shown:  # content a reader sees, not in the text: counted (dropped_math, ...)
             for tag in shown:
@@ -570,11 +595,14 @@ class Cleaner:
         if "[[" not in source:
             return
         for m in _HIDDEN_LINK.finditer(source):
+            if _MARK_CHARS.search(m.group(1)):  # a dropped template in the target: which page
+                continue  # is not known
             parsed = self.titles.parse(m.group(1))
             if parsed is None or parsed.interwiki or parsed.ns != 0:
                 continue
             target = self.resolve(parsed.title) if self.resolve else parsed.title
-            anchor = _unescape(m.group(2) if m.group(2) is not None else m.group(1)).strip()
+            anchor = _unescape(m.group(2) if m.group(2) is not None else m.group(1))
+            anchor = anchor.translate(_PLAIN_MARKS).strip()
             hidden_links.append(Link(target=target, anchor=anchor, section=-1, paragraph=-1,
                                      sentence=-1, start=-1, end=-1, raw_target=parsed.title))
 
@@ -628,7 +656,7 @@ class Cleaner:
     def sections(self, text: str, counts: Counter | None = None) -> list[tuple[str, int, str]]:
         """(heading, level, body) of the lead and each section, boilerplate sections dropped;
         pseudo-headings are headings (`with_pseudo_headings`)."""
-        if "\n;" in text:
+        if "\n;" in text or text[:1] == ";":
             text = with_pseudo_headings(text, counts)
         found, pos, heading, level = [], 0, "", 0
         skip_below = None
@@ -932,8 +960,8 @@ class Cleaner:
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _MARK = re.compile("[\ue000\ue001]")
-# What sends a paragraph to `_join_marked`: other whitespace, marks, invisible characters (one
-# scan for _OTHER_SPACE, _MARK and _INVISIBLE).
+# What sends a paragraph to `_join_marked`: other whitespace, link marks, invisible characters,
+# angle brackets typed as entities (_LT, _GT) (one scan for all).
 _NOT_PLAIN = re.compile("[\ue005\ue006%s%s%s]" % (_OTHER_SPACE.pattern[1:-1], _MARK.pattern[1:-1],
                                       _INVISIBLE.pattern[1:-1]))
 _INTERWIKI_ONLY = INTERWIKI_PREFIXES - LANGUAGE_CODES
@@ -1140,6 +1168,7 @@ def parse_article(page: Page, cleaner: Cleaner, counts: Counter | None = None) -
 # sentences are split (`without_holes`); a sentence left with a gap in its words is dropped
 # (`prose_spans`: lost_words_sentences), never a query or document with words missing.
 _HOLE = "\x03"
+_MARK_CHARS = re.compile("[\x03-\x05\ue005\ue006]")  # the marks below and _LT, _GT
 _NOTE = "\x04"  # where a note mark stood ({{citation needed}}): no words lost, but its space
 _FORMULA = "\x05"  # where a formula stood in running text: always words (symbols) lost
 _HOLE_RUN = re.compile(r"( ?)[\x03-\x05](?: ?[\x03-\x05])*( ?)")
@@ -1151,7 +1180,8 @@ _SEPARATORS = frozenset(",;、，；،؛")
 _END_MARKS = frozenset(".。।!?؟")
 _CLAUSE_START = frozenset(",;:(、，；：（،؛")  # after these, a hole then a word lost words
 _WORD_END = regex.compile(r"[\p{L}\p{M}\p{N}]")
-_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}ー]")  # no space between words
+_UNSPACED = regex.compile(f"[{UNSPACED_SCRIPTS}]")  # no space between words
+_DASHES = frozenset("-‐‑–—־")
 
 
 def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
@@ -1168,7 +1198,10 @@ def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
     A template right after a word of a spaced script ("Vinci{{x}}, dit") is taken for a mark (a
     note, an icon), as note marks are (_NOTE)."""
     out, holes, edits, last, shift = [], [], [], 0, 0
-    for m in _HOLE_RUN.finditer(text):
+    while True:
+        m = _HOLE_RUN.search(text, last)  # (from the last edit's end: runs never overlap)
+        if m is None:
+            break
         start, end = m.span()
         run = m.group()
         before, after = text[start - 1:start], text[end:end + 1]
@@ -1185,6 +1218,11 @@ def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
                 while end < len(text) and text[end] == " ":
                     end += 1
                     spaced, typed_after = True, False
+                nxt = _HOLE_RUN.match(text, end)  # "a, {{x}}; {{y}} b": the runs are one
+                if nxt is not None and nxt.group(1) == "":
+                    run += nxt.group()
+                    end, typed_after = nxt.end(), False
+                    spaced = spaced or bool(nxt.group(2))
             before, after = text[start - 1:start], text[end:end + 1]
         if not before or not after or before in _OPENERS:
             fill = ""
@@ -1196,13 +1234,14 @@ def without_holes(text: str, spans: list) -> tuple[str, list, list[int]]:
         if lost_at is not None:  # before the fill (the word it followed) or after it
             holes.append(start + shift + (len(fill) if lost_at else 0))
         out.append(fill)
-        edits.append((start, end, shift, shift + len(fill) - (end - start)))
-        shift = edits[-1][3]
+        edits.append((start, end, shift, len(fill)))
+        shift += len(fill) - (end - start)
         last = end
     out.append(text[last:])
     if spans:
         spans = [(a, b, piece) for a, b, piece in
-                 ((_moved(a, edits), _moved(b, edits), piece) for a, b, piece in spans) if b > a]
+                 ((_moved(a, edits, True), _moved(b, edits, False), piece) for a, b, piece in spans)
+                 if b > a]
     return "".join(out), spans, holes
 
 
@@ -1230,26 +1269,37 @@ def _lost_words(run: str, space_before: str, before: str, after: str, text: str,
         return None
     follows = after if after != " " else text[end + 1:end + 2]
     word_before = bool(before) and _WORD_END.match(before) is not None
-    if space_before and word_before:
-        return False
     if _FORMULA in run:
         return not word_before
+    if before in _END_MARKS and (not follows or follows in _END_MARKS):
+        return None  # "It ran. {{x}}. The river": a sentence of its own, wordless, went
+    if before in _SEPARATORS and (follows in _SEPARATORS or follows in _BRACKET_CLOSES):
+        return None  # an item of a list or a bracket went whole: "(서울特別市, {{llang|..}})"
+    if not before:  # at the text's start a hatnote may stand: "{{about|..}}Foo is"
+        return True if follows and (follows in _DASHES or follows in _SEPARATORS
+                                    or follows in "():[]") else None  # "{{USA}} - Day of"
+    if space_before:  # "the letter {{x}} is", "Dari: {{x}}, Afġānistān"
+        return not word_before
+    if before in _DASHES:  # "Площадь — {{s|..}}." has its space; "ב-{{..}}." none
+        return False
     if before in _CLAUSE_START and follows and _WORD_END.match(follows):
         return True  # (not at the text's start, where an infobox may end: "}}Foo is")
-    if not space_before and word_before and _UNSPACED.match(before) and _UNSPACED.match(after):
+    if word_before and _UNSPACED.match(before):  # "東京は{{Coord|..}}に", "位于{{coord}}。"
         return False
     return None
 
 
-def _moved(offset: int, edits: list[tuple[int, int, int, int]]) -> int:
-    """Where `offset` lands once the edits (start, end, shift before, shift after) are made: an
-    offset inside a removed run goes to its start."""
-    for start, end, before, after in edits:
-        if offset <= start:
+def _moved(offset: int, edits: list[tuple[int, int, int, int]], span_start: bool) -> int:
+    """Where a span's start or end `offset` lands once the edits (start, end, shift before them,
+    length of the fill put there) are made: a span never takes in a fill at its ends (an anchor
+    that began or ended with a mark has no space at that end)."""
+    for start, end, before, fill in edits:
+        if offset < start or offset == start and not span_start:
             return offset + before
-        if offset < end:
-            return start + before
-    return offset + edits[-1][3]
+        if offset < end or offset == end and not span_start:
+            return start + before + (fill if span_start else 0)
+    start, end, before, fill = edits[-1]
+    return offset + before + fill - (end - start)
 
 
 def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None = None,
@@ -1260,7 +1310,8 @@ def prose_spans(text: str, bounds: list[tuple[int, int]], counts: Counter | None
     sentence's start ("| মূল নিবন্ধ: ...", a table or template pipe typed in running text:
     `leading_pipes`), which is cut off; a bar of three or more short items between " | ", " · "
     or " • " (the month and day pages' "Δεκέμβριος | Ιανουάριος | Φεβρουάριος": `link_bars`); a
-    sentence with one of the `holes` (`without_holes`, words lost after a word): `lost_words_sentences`.
+    sentence holding one of the `holes` (`without_holes`: where words were lost) goes too:
+    `lost_words_sentences`.
     Links are placed in the spans returned, so their offsets follow."""
     counts = counts if counts is not None else Counter()
     kept = []

@@ -61,6 +61,14 @@ CASES = [
     ("fr", "On parle de {{japonais|''honmei choco''|本命チョコ}} au Japon.",
      ["On parle de honmei choco (本命チョコ) au Japon."]),
     ("fr", "{{Qui|Certains}} le disent.", ["Certains le disent."]),
+    # Russian, Hebrew, Chinese, Arabic: links to pages not yet written, words of other languages
+    ("ru", "Фильм «{{Не переведено 3|Онегин (фильм)|Онегин|en|Onegin}}» вышел.",
+     ["Фильм «Онегин» вышел."]),
+    ("he", "(בערבית: {{ערבית|القُدس}}; באנגלית: {{אנ|Jerusalem}}) עיר. פיתגורס {{דרוש מקור}}.",
+     ["(בערבית: القُدس; באנגלית: Jerusalem) עיר.", "פיתגורס."]),
+    ("zh", "他出演了{{link-en|星球大战|Star Wars}}和{{tsl|en|The Matrix|黑客帝国}}。",
+     ["他出演了星球大战和黑客帝国。"]),
+    ("ar", "اللغة {{لغة|en|English}} مهمة.", ["اللغة English مهمة."]),
     # German
     ("de", "Er schreibt: {{\"|Es liegt am Tage.}} Dann geht er.",
      ["Er schreibt: „Es liegt am Tage.“", "Dann geht er."]),

@@ -42,7 +42,10 @@ DISAMBIGUATION_TITLE_WORDS = DISAMBIGUATION_WORDS + (
     "неоднозначн", "багатозначн")
 LIST_TITLE = re.compile(
     r"^(?:Lists? of|Index of|Outline of|Glossary of|Liste (?:der|von|des)|"
-    r"Liste d[eu']|Lista de|Κατάλογος|Λίστα|Список)\b", re.I)
+    r"Liste d[eu']|Lista de|Lista di|Lijst van|Lista över|Seznam|Luettelo|Danh sách|"
+    r"Κατάλογος|Λίστα|Список|قائمة|רשימת|فهرست)\b"
+    # ... or a suffix: ja 一覧, zh 列表, ko 목록, hi की सूची, bn তালিকা, tr listesi, hu listája
+    r"|(?:一覧|列表|목록|की सूची|তালিকা|\blistesi|\blistája)$", re.I)
 LIST_TEMPLATES = {"dynamic list", "list", "index", "set index"}
 _TEMPLATE_NAME = re.compile(r"\{\{\s*(?:template:)?([^|{}\n]+?)\s*(?:\||\}\})", re.I)
 
@@ -68,14 +71,14 @@ def skip_reason(page: Page, categories: list[str] | None = ()) -> str | None:
         return "disambiguation"
     if categories is None:
         # A category can only say "disambiguation" with one of these words in the text.
-        listed = LIST_TITLE.match(title) or names & LIST_TEMPLATES
+        listed = LIST_TITLE.search(title) or names & LIST_TEMPLATES
         text = page.text.lower()
         return "list" if listed and not any(word in text for word in DISAMBIGUATION_WORDS) \
             else None
     lowered = [c.lower() for c in categories]
     if any(_is_disambiguation_category(c) for c in lowered):
         return "disambiguation"
-    if LIST_TITLE.match(title) or names & LIST_TEMPLATES or any(c.startswith(("lists of", "indexes of"))
+    if LIST_TITLE.search(title) or names & LIST_TEMPLATES or any(c.startswith(("lists of", "indexes of"))
                                                                  for c in lowered):
         return "list"
     return None

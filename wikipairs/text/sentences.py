@@ -390,7 +390,9 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
     * the piece ends with an abbreviation of the language that precedes a name or a number
       (`PREFIX_ABBREVIATIONS`: "ок. 12 млн", "им. Ленина");
     * a closing quote is followed at once by Hangul: a Korean particle ("…간다."라고 말했다);
-    * a fullwidth full stop after a Latin initial or between digits (Ｊ．Ｒ．, ３．１４).
+    * a fullwidth full stop after a Latin initial or between digits (Ｊ．Ｒ．, ３．１４);
+    * the next piece opens with a number in brackets ("чел. (2021).");
+    * a fullwidth bracket is open and the next piece closes it (（中国人風。協和語を参照）).
     The initial may be two letters, a capital and a small one: Greek and Russian write J., D.
     as "Τζ.", "Ντ.", "Дж."."""
     if len(spans) < 2:
@@ -413,7 +415,9 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
                     text, before, piece_end, prefixes)
                 or piece_end == start and text[piece_end - 1] in _CLOSING_QUOTE_MARKS
                 and _HANGUL.match(text, start)
-                or _fullwidth_point_in_word(text, before, piece_end, start)):
+                or _fullwidth_point_in_word(text, before, piece_end, start)
+                or _BRACKETED_NUMBER.match(text, start)
+                or _open_fullwidth_bracket(text, before, piece_end, end)):
             joined[-1] = (before, end)
         else:
             joined.append((start, end))
@@ -428,8 +432,11 @@ _GLUED_END = regex.compile(
     rf"(?V1)[.!?\u2026](?:[\d\-\u2010\u2011]|(?![[{_CASED}]&&\p{{Lu}}][[{_CASED}]&&\p{{Ll}}])[{_CASED}])")
 _LOWER_CASED = regex.compile(rf"(?V1)[^\w]*[[{_CASED}]&&\p{{Ll}}]")
 _INITIAL = regex.compile(  # not °C., 300 m., nor a Hebrew acronym's last letter (ארה"ב.)
-    r"(?<![\w.\-\u2010\u2011\u00b0]|\d\s)(?!(?<=[\"\u05f3\u05f4'])\p{Hebrew})"
-    r"(?:[^\W\d_]|\p{Lu}\p{Ll})\.$")
+    r"(?:(?<![\w.\-\u2010\u2011\u00b0]|\d\s)(?!(?<=[\"\u05f3\u05f4'])\p{Hebrew})"
+    r"(?:[^\W\d_]|\p{Lu}\p{Ll})"
+    r"|(?<=\d\s)\p{Arabic})\.$")  # (an Arabic era after a year, "331 ق.م.", is no unit)
+# A sentence never opens with a number in brackets: "Население — 5 601 911 чел. (2021)."
+_BRACKETED_NUMBER = regex.compile(r"[(（\[]\d")
 # Korean: a quote closed after its end mark, then at once a particle ("…간다."라고 말했다): the
 # sentence goes on (Korean puts a space between sentences).
 _CLOSING_QUOTE_MARKS = "\"'\u201d\u2019\u300d\u300f"
@@ -454,6 +461,13 @@ def _ends_with_prefix(text: str, start: int, end: int, prefixes: frozenset) -> b
 # A fullwidth full stop that ends no sentence: after a Latin initial (Ｊ．Ｒ．Ｒ．トールキン) or
 # between digits (３．１４); in Japanese technical writing "．" is also a sentence's end.
 _FULLWIDTH_INITIAL = regex.compile(r"(?<![\p{L}\p{N}])\p{Latin}\uff0e$")  # not ビタミンＣ．
+
+
+def _open_fullwidth_bracket(text: str, start: int, end: int, next_end: int) -> bool:
+    """Whether text[start:end] leaves a fullwidth bracket open that the next piece closes: a
+    note inside （…） has its own 。 (（中国人風。協和語を参照）)."""
+    opened = text.count("\uff08", start, end) - text.count("\uff09", start, end)
+    return opened > 0 and "\uff09" in text[end:next_end]
 
 
 def _fullwidth_point_in_word(text: str, start: int, end: int, following: int) -> bool:
@@ -567,9 +581,11 @@ def _universal_cuts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     cut, the next starts after the whitespace there), and the ranges of positions right after
     its marks, where it alone decides (a backend's boundary there that is no cut is undone)."""
     cuts, owned = [], []
+    bracketed = _in_fullwidth_brackets(text) if "\uff08" in text else None
     for match in _CJK_END.finditer(text):
         owned.append((match.start() + 1, match.end()))
-        if not (match.group(1) and _QUOTE_CONTINUES.match(text, match.end())):
+        if not (match.group(1) and _QUOTE_CONTINUES.match(text, match.end())
+                or bracketed is not None and bracketed(match.end())):
             cuts.append(match.end())
     for match in _SPACED_END.finditer(text):
         owned.append((match.start() + 1, match.end()))
@@ -577,6 +593,26 @@ def _universal_cuts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     owned.extend((match.end(), match.end()) for match in _NEVER_END.finditer(text))
     cuts.extend(_thai_cuts(text))
     return sorted(set(cuts)), owned
+
+
+def _in_fullwidth_brackets(text: str):
+    """A test of whether a position of `text` lies inside （…） closed later: a note there has
+    its own 。 (（中国人風。協和語を参照）) and ends no sentence. Positions are asked in order."""
+    marks = [(m.start(), m.group()) for m in _FULLWIDTH_BRACKET.finditer(text)]
+    last_close = max((i for i, mark in marks if mark == "\uff09"), default=-1)
+    state = {"k": 0, "depth": 0}
+
+    def inside(position: int) -> bool:
+        k, depth = state["k"], state["depth"]
+        while k < len(marks) and marks[k][0] < position:
+            depth = depth + 1 if marks[k][1] == "\uff08" else max(0, depth - 1)
+            k += 1
+        state["k"], state["depth"] = k, depth
+        return depth > 0 and position < last_close
+    return inside
+
+
+_FULLWIDTH_BRACKET = re.compile("[\uff08\uff09]")
 
 
 def _thai_cuts(text: str) -> list[int]:

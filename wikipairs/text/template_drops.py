@@ -56,7 +56,8 @@ NOT_WORDS = frozenset({
     "where", "by whom?", "dn", "disambiguation needed", "notetag", "unreliable source?",
     "original research inline", "or", "clr", "reflist", "combien", "réf. nécessaire",
     "нет аи", "уточнить", "источник?", "бс", "بحاجة لمصدر", "مصدر", "उद्धरण आवश्यक",
-    "উদ্ধৃতি প্রয়োজন", "출처 필요", "来源请求", "来源", "需要来源", "fakt",
+    "উদ্ধৃতি প্রয়োজন", "출처 필요", "来源请求", "来源", "需要来源", "fakt", "דרוש מקור",
+    "הערה", "הבהרה", "ללא מקור",
     "sin referencias", "quem", "carece de fontes", "citazione necessaria", "senza fonte",
     # hatnotes and icons: a line of their own in the HTML, or an image
     "main", "see also", "further", "details", "main article", "article détaillé", "loupe",

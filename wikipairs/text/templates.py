@@ -725,5 +725,23 @@ DE = {
     "polytonisch": _first, "anker": _const(""), "sortkey": _second,
 }
 
-BY_LANG = {"fr": FR, "ja": JA, "de": DE}
+def _linked_as(target: int, label: int):
+    """A link to positional argument `target`, shown as argument `label` (or the target):
+    ruwiki's {{Не переведено 3|Онегин (фильм)|Онегин|en|..}}, zhwiki's {{tsl|en|X|中文}}."""
+    def render(args):
+        page = _pos(args, target)
+        shown = _pos(args, label) or page
+        return f"[[{page}|{shown}]]" if page else shown
+    return render
+
+
+# Other wikis' everyday templates whose words are the sentence's (a link to a page not yet
+# written in the wiki's language, a word in another language, a number, a conversion).
+RU = {"не переведено 3": _linked_as(1, 2), "не переведено": _linked_as(1, 2),
+      "iw": _linked_as(1, 2), "s": _first, "num": _first, "число": _first, "nobr": _first}
+HE = {"ערבית": _first, "אנ": _first, "אנגלית": _first, "ש": _const(" ")}
+ZH = {"link-en": _linked_as(1, 1), "tsl": _linked_as(3, 3), "lang-en": _first}
+AR = {"لغة": _second, "تحويل": _convert}
+
+BY_LANG = {"fr": FR, "ja": JA, "de": DE, "ru": RU, "he": HE, "zh": ZH, "ar": AR}
 PATTERNS = {"fr": PATTERNS_FR, "ja": PATTERNS_JA}

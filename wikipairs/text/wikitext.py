@@ -373,7 +373,7 @@ def heading_text(raw: str) -> str:
         raw = _TAG_LEFTOVER.sub(lambda m: " " if m.group()[1:3].lower() == "br" else "", raw)
     if "&" in raw:
         raw = html.unescape(raw)
-    if "\x03" in raw or "\x04" in raw or "\x05" in raw:  # (marks of dropped templates)
+    if _MARK_CHARS.search(raw):  # (the marks of dropped templates)
         raw = raw.translate(_MARKS_OUT)
     return clean_spaces(raw if raw.isascii() else _INVISIBLE.sub("", raw))  # (U+2060 too)
 
@@ -801,7 +801,7 @@ class Cleaner:
             self._render_nodes(node.text.nodes, sub)
             anchor = "".join(p.text for p in sub)
         raw = str(node.title)
-        if "\x03" in raw or "\x04" in raw or "\x05" in raw:  # a dropped template in the target:
+        if _MARK_CHARS.search(raw):  # a dropped template in the target:
             return _Piece(anchor if anchor is not None else raw)  # which page is not known
         return self._link_piece(raw, anchor)
 

@@ -594,15 +594,19 @@ class Cleaner:
         sentence... = -1)."""
         if "[[" not in source:
             return
+        marked = _MARK_CHARS.search(source) is not None  # (one scan; rare)
         for m in _HIDDEN_LINK.finditer(source):
-            if _MARK_CHARS.search(m.group(1)):  # a dropped template in the target: which page
-                continue  # is not known
+            if marked and _MARK_CHARS.search(m.group(1)):  # a dropped template in the target:
+                continue  # which page is not known
             parsed = self.titles.parse(m.group(1))
             if parsed is None or parsed.interwiki or parsed.ns != 0:
                 continue
             target = self.resolve(parsed.title) if self.resolve else parsed.title
-            anchor = _unescape(m.group(2) if m.group(2) is not None else m.group(1))
-            anchor = anchor.translate(_PLAIN_MARKS).strip()
+            raw = m.group(2) if m.group(2) is not None else m.group(1)
+            anchor = _unescape(raw)
+            if marked or "&" in raw:  # (typed angle brackets come back as themselves)
+                anchor = anchor.translate(_PLAIN_MARKS)
+            anchor = anchor.strip()
             hidden_links.append(Link(target=target, anchor=anchor, section=-1, paragraph=-1,
                                      sentence=-1, start=-1, end=-1, raw_target=parsed.title))
 

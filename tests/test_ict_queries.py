@@ -108,3 +108,15 @@ def test_cli_passes_the_option_and_refuses_zero(tmp_path):
     assert "gives up to 2 pairs, one per query sentence" in (out / "README.md").read_text()
     assert_one_line_error(run_cli("build", "--ict-queries", "0", "-o", tmp_path / "bad"),
                           "--ict-queries")
+
+
+def test_a_label_of_an_unspaced_script_is_no_query():
+    """Chinese and Japanese characters count as words (token_count), so a name or a list item
+    ("上野病院", "監督 - 荒牧伸志") passed the four-token minimum: a text of such a script that does
+    not end as a sentence needs twice the minimum; a sentence with its 。 does not."""
+    from wikipairs.pairs.tasks import PairBuilder, PairConfig
+    builder = PairBuilder(PairConfig())
+    assert builder._query_problem("上野病院") == "short"
+    assert builder._query_problem("監督 - 荒牧伸志") == "short"
+    assert builder._query_problem("東京は首都。") is None
+    assert builder._query_problem("Four words list item") is None

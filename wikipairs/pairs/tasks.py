@@ -25,7 +25,8 @@ Rules (also in the README):
   is a lead sentence of A (seeded), the document the first passage of B that holds a link to A
   (or, when every link to A is outside the text, e.g. in an infobox, B's first passage), with the
   anchor text. `link_in_doc` is True only when the anchor is in doc_text (not cut off by the cap).
-- Query sentences are used only when they have at least `min_query_tokens` tokens, fit in
+- Query sentences are used only when they have at least `min_query_tokens` tokens (twice that
+  for a text of a script written without spaces that does not end as a sentence: "上野病院"), fit in
   `query_max_tokens` with [CLS]/[SEP] (so query ids are never cut), and are prose: at least half
   of their word tokens (punctuation left out) hold a letter, which drops table debris, number
   lists and bare punctuation. Each reason is counted: `{task}_skipped_{short,long,not_prose}_query`
@@ -50,7 +51,8 @@ from ..records import Article, Negative, Pair
 from .negatives import attach_wlp_negatives, page_negatives, wlp_candidates
 from .sampling import choose, coin, sample, stable_id
 from .heldout import query_key, split_of
-from ..text.tokens import is_prose, token_count, truncate_by_count, truncate_tokens
+from ..text.tokens import (is_prose, is_unspaced_fragment, token_count, truncate_by_count,
+                           truncate_tokens)
 
 TASKS = ("ict", "bfs", "wlp")
 FRAMING = 3  # [CLS] title [SEP] text [SEP]
@@ -214,6 +216,8 @@ class PairBuilder:
         n = self.count(text)  # first: a 20 MB "sentence" is rejected before it is scanned again
         if n < self.config.min_query_tokens:
             return "short"
+        if n < 2 * self.config.min_query_tokens and is_unspaced_fragment(text):
+            return "short"  # a label of a script without spaces: its characters are no words
         if n + 2 > self.config.query_max_tokens:  # [CLS] query [SEP] must fit
             return "long"
         return None if is_prose(text) else "not_prose"

@@ -125,4 +125,20 @@ def is_prose(text: str, min_letter_share: float = 0.5) -> bool:
     return words > 0 and lettered >= min_letter_share * words
 
 
-__all__ = ["token_count", "tokens", "truncate_tokens", "truncate_by_count", "is_prose"]
+def is_unspaced_fragment(text: str) -> bool:
+    """True for a text mostly in a script written without spaces (Chinese, Japanese, Thai...)
+    that does not end as a sentence does (。！？ or another end mark, closing brackets after
+    it): a list item or a label ("上野病院", "監督 - 荒牧伸志"), whose characters count as the
+    words of a sentence would (see token_count) though they are a name."""
+    if _ENDED.search(text):
+        return False
+    unspaced = len(_UNSPACED_CHAR.findall(text))
+    return unspaced > 0 and 2 * unspaced >= len(_LETTER_CHAR.findall(text))
+
+
+_UNSPACED_CHAR = regex.compile(f"[{UNSPACED_SCRIPTS}]")
+_LETTER_CHAR = regex.compile(r"\p{L}")
+_ENDED = regex.compile(r"[\p{Sentence_Terminal}][\p{Pe}\p{Pf}\"']*\s*$")
+
+__all__ = ["token_count", "tokens", "truncate_tokens", "truncate_by_count", "is_prose",
+           "is_unspaced_fragment"]

@@ -737,8 +737,26 @@ def _linked_as(target: int, label: int):
 
 # Other wikis' everyday templates whose words are the sentence's (a link to a page not yet
 # written in the wiki's language, a word in another language, a number, a conversion).
+RU_MONTHS = ("января февраля марта апреля мая июня июля августа сентября октября ноября "
+             "декабря").split()  # (genitive: "7 мая 1840")
+
+
+def _ru_date(args):
+    """ruwiki's {{ДатаРождения|7|5|1840}} -> "7 мая 1840", as in every biography's lead; with
+    the Julian date first, {{ДатаРождения|25|4|1840|7|5}} -> "25 апреля (7 мая) 1840"."""
+    day, month, year, new_day, new_month = (_pos(args, n) for n in range(1, 6))
+    if not (month.isdigit() and 1 <= int(month) <= 12):
+        return " ".join(v for v in (day, month, year) if v)
+    date = f"{day} {RU_MONTHS[int(month) - 1]}".strip()
+    if new_day and new_month.isdigit() and 1 <= int(new_month) <= 12:
+        date += f" ({new_day} {RU_MONTHS[int(new_month) - 1]})"
+    return f"{date} {year}".strip()
+
+
 RU = {"не переведено 3": _linked_as(1, 2), "не переведено": _linked_as(1, 2),
-      "iw": _linked_as(1, 2), "s": _first, "num": _first, "число": _first, "nobr": _first}
+      "iw": _linked_as(1, 2), "s": _first, "num": _first, "число": _first, "nobr": _first,
+      "датарождения": _ru_date, "датасмерти": _ru_date, "дата рождения": _ru_date,
+      "дата смерти": _ru_date}
 HE = {"ערבית": _first, "אנ": _first, "אנגלית": _first, "ש": _const(" ")}
 ZH = {"link-en": _linked_as(1, 1), "tsl": _linked_as(3, 3), "lang-en": _first}
 AR = {"لغة": _second, "تحويل": _convert}

@@ -379,3 +379,11 @@ def test_citation_templates_in_running_text_keep_their_words():
     assert page_sentences("en", "It is spelled {{sic|teh}} there. As shown by {{harvtxt|Smith|"
                                 "Jones|2000}}, it holds.") == [
         "It is spelled teh there.", "As shown by Smith & Jones (2000), it holds."]
+
+
+def test_a_link_to_another_wikis_category_reads_its_name():
+    """[[:de:Kategorie:X]] on jawiki: "Kategorie" is a namespace of dewiki, not of jawiki, and the
+    link reads "X" as [[:en:Category:X]] does."""
+    from conftest import page_sentences
+    assert page_sentences("ja", "[[:de:Kategorie:Österreichische Sprache]] - ドイツ語の記事。") == [
+        "Österreichische Sprache - ドイツ語の記事。"]

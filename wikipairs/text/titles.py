@@ -12,6 +12,7 @@ wikipairs.text.mediawiki_names), so `--lang` brings that language's aliases.
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass
@@ -231,3 +232,12 @@ class TitleParser:
         """The normalized local title of `raw`, or None for interwiki links and invalid titles."""
         parsed = self.parse(raw)
         return parsed.title if parsed is not None and not parsed.interwiki else None
+
+
+@functools.lru_cache(maxsize=4096)
+def names_namespace(lang: str, name: str) -> bool:
+    """Whether `name` is the name of a namespace other than the main one (local, canonical or an
+    alias, any case) on the `lang` Wikipedia: "Kategorie" on de ("[[:de:Kategorie:X]]")."""
+    key = name.replace("_", " ").strip().casefold()
+    return bool(key) and any(key == other.replace("_", " ").casefold()
+                             for entry in local_namespaces(lang) for other in entry.names if other)

@@ -25,7 +25,8 @@ from .template_drops import (NOT_WORDS, add_page as add_dropped_templates, displ
                              in_running_text)
 from .link_trails import DEFAULT, LINK_TRAILS
 from .templates import LITERAL, renderer_for
-from .titles import INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces
+from .titles import (INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces,
+                     names_namespace)
 from .tokens import UNSPACED_SCRIPTS
 
 # Sections dropped with their subsections (casefolded headings); English is always included.
@@ -827,8 +828,9 @@ class Cleaner:
             if parsed is not None and parsed.interwiki:
                 anchor = anchor.split(":", 1)[1] if ":" in anchor else anchor
                 other = self.titles.parse(anchor)  # [[:en:Category:X]] reads "X", as below
-                if other is not None and other.ns != 0 and not other.interwiki:
-                    anchor = anchor.split(":", 1)[1]
+                if other is not None and other.ns != 0 and not other.interwiki or ":" in anchor \
+                        and names_namespace(parsed.interwiki, anchor.split(":", 1)[0]):
+                    anchor = anchor.split(":", 1)[1]  # (the other wiki's name: "Kategorie:")
             anchor = anchor.split("#", 1)[0] if not anchor.startswith("#") else anchor[1:]
         if parsed is not None and parsed.ns != 0 and not parsed.interwiki and anchor == raw.strip(" :"):
             anchor = parsed.title.split(":", 1)[1]  # [[:Category:Towns]] reads "Towns" in text

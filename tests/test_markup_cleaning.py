@@ -235,7 +235,9 @@ def test_a_sentence_that_lost_words_to_a_dropped_template_or_formula_goes():
     word and a space took words out of the sentence ("the letter {{IPA|e}} represents", "is
     located at {{coord|..}}."): the sentence goes, counted as lost_words_sentences. Note marks
     ({{citation needed}}) and templates right after a word (a note, an icon) lose no words: the
-    space and the doubled separator they leave go. Inline code is text; display math is not."""
+    space and the doubled separator they leave go. Inline code is text; display math is not,
+    and a sentence that goes on across it ("The sum is\n:<math>x</math>\nwhere x is big.") lost
+    words too."""
     from conftest import cleaner
     from wikipairs.records import Page
     text = ("The letter {{xyz|e}} represents seven sounds. It is common. Rome is located at "
@@ -246,11 +248,11 @@ def test_a_sentence_that_lost_words_to_a_dropped_template_or_formula_goes():
     counts = Counter()
     article = cleaner("en").article(Page(id=1, ns=0, title="T", text=text), counts)
     sentences = [s for _, _, _, s in article.sentences()]
-    assert sentences == ["It is common.", "The sum is", "where x is big.",
+    assert sentences == ["It is common.",
                          "The file is named build.xml.", "Go to Foo, then Bar ran.",
                          "Vinci, dit le peintre.", "Merkel (born; 1954) ran.", "Springer, 1999.",
                          "Kraton ran.", "Gamma, delta ran."], sentences
-    assert counts["lost_words_sentences"] == 3, counts
+    assert counts["lost_words_sentences"] == 4, counts
     for link in article.links:
         sentence = article.sections[0].paragraphs[link.paragraph][link.sentence]
         assert sentence[link.start:link.end] == link.anchor == link.target
@@ -272,6 +274,65 @@ def test_the_html_path_drops_a_sentence_that_lost_a_formula_and_keeps_inline_cod
     assert [s for _, _, _, s in article.sentences()] == ["It is common.",
                                                           "The file is named build.xml."]
     assert counts["lost_words_sentences"] == 1, counts
+
+
+@pytest.mark.parametrize("lang, text, expected", [
+    # a sentence cut by a display formula went as two fragments: it lost words, it goes whole
+    ("en", "The area is given by\n:<math>A = \\pi r^2</math>\nwhere r is the radius. It is "
+           "round.", ["It is round."]),
+    ("ja", "円の面積 S は\n:<math>S = \\pi r^2</math>\nで与えられる。次の文である。",
+     ["次の文である。"]),
+    ("en", "The sum is\n\n<math display=\"block\">x,</math>\n\nwhich is big. It is.\n\n"
+           "The product is\n::<math>y</math>\n::<chem>H2O</chem>.\nIt is a number.",
+     ["It is.", "It is a number."]),
+    # a formula line in a paragraph (no ":", no blank line) is running text: no paragraph break
+    ("en", "He multiplied\n<math>x</math>\nby\n<math>y</math>\nand got it. The next is whole.",
+     ["The next is whole."]),
+    # a script without capitals goes on across blank lines; a capital or a full stop ends
+    ("ja", "よって S は、角を用いて\n\n<math>S = 1</math>\n\nと書くことができる。", []),
+    ("en", "The mean is\n\n:<math>A = a_i.</math>\n\n(See [[summation]] for it).\n\nNext.",
+     ["(See summation for it).", "Next."]),
+    ("en", "The mean is\n:<math>A</math>\nThe next one is whole.", ["The next one is whole."]),
+    # after a finished sentence or a colon, a display formula is dropped as before
+    ("en", "It is as follows.\n:<math>x</math>\nThe next one is whole.",
+     ["It is as follows.", "The next one is whole."]),
+    ("en", "The following holds:\n:<math>x</math>\nwhere x is big.",
+     ["The following holds:", "where x is big."]),
+    # a list item or a formula on a line of text is not a display formula between lines
+    ("en", "* an item\n:<math>x</math>\nThe next one is whole.", ["an item", "The next one is whole."]),
+])
+def test_a_sentence_cut_by_a_display_formula_goes_whole(lang, text, expected):
+    from conftest import page_article
+    article = page_article(lang, text)
+    assert [s for *_, s in article.sentences()] == expected
+
+
+def test_the_html_path_drops_a_sentence_cut_by_a_display_formula_whole():
+    """Parsoid's <dl><dd> of a formula between two paragraphs of one sentence (frwiki's
+    "vérifie la formule de réflexion" / formula), as on the wikitext path."""
+    from wikipairs.records import HtmlPage, SiteInfo
+    from wikipairs.text.parsoid import ParsoidCleaner
+    from wikipairs.text.sentences import SentenceSplitter
+    from wikipairs.text.titles import TitleParser
+    parsoid = ParsoidCleaner(TitleParser(SiteInfo(lang="en")),
+                             SentenceSplitter.for_language("en", method="sentencex"))
+
+    def formula(source):
+        return ('<dl><dd><span class="mwe-math-element" typeof="mw:Extension/math" '
+                f"data-mw='{{\"name\":\"math\",\"body\":{{\"extsrc\":\"{source}\"}}}}'>"
+                "x</span></dd></dl>\n")
+    body = ('<section data-mw-section-id="0"><p>The area is given by<sup typeof="mw:Extension/ref">'
+            f'[1]</sup></p>\n{formula("A")}{formula("B,")}\n<p>where r is the radius. It is '
+            f'round.</p><p>It holds as follows.</p>{formula("C")}<p>where it is. Fine.</p>'
+            f'<p>The mean is</p>{formula("A = a.")}<p>which is new. It is.</p>'
+            f'<p>The sum is</p>{formula("A")}<p>This one is whole.</p></section>')
+    counts = Counter()
+    html = f"<html><head><title>T</title></head><body>{body}</body></html>"
+    article = parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html), counts)
+    assert [s for _, _, _, s in article.sentences()] == [
+        "It is round.", "It holds as follows.", "where it is.", "Fine.", "which is new.",
+        "It is.", "This one is whole."]
+    assert counts["lost_words_sentences"] == 3, counts
 
 
 def test_nowiki_content_reads_as_typed():

@@ -42,7 +42,7 @@ from selectolax.lexbor import LexborHTMLParser
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_FORMULA, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE, _VARIANT_ORDER,
+from .wikitext import (_CONTINUED_LINE_END, _FORMULA, sentence_goes_on, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE, _VARIANT_ORDER,
                        BOILERPLATE_SECTIONS, ParseOptions, _ANY_WORD, _Piece, in_boilerplate,
                        prose_spans, pseudo_heading_level,
                        without_holes)
@@ -186,6 +186,105 @@ def _mark_inline_drop(reason: str, out: list[str]) -> None:
         out.append(_NOTE)
 
 
+def _join_display_formulas(body) -> None:
+    """Display formulas (":<math>..</math>": a <dl> of <dd>s holding formulas only) in the
+    middle of a sentence, as the wikitext path reads them (wikitext._display_formula): where the
+    paragraph before does not end its sentence ("vérifie la formule de réflexion"), that
+    paragraph, the formulas and the paragraph after when it goes on with the sentence
+    (wikitext.sentence_goes_on) become one run of inline content, whose sentence lost words to
+    the formula and is dropped whole, not read as fragments."""
+    lists, k = body.css("dl"), 0
+    while k < len(lists):
+        block = lists[k]
+        k += 1
+        if not _holds_formulas_only(block):
+            continue
+        before = _sibling(block, "prev")
+        if before is None or before.tag != "p":
+            continue
+        if not _CONTINUED_LINE_END.search(_words_end(before)):
+            continue
+        blocks, after = [block], _sibling(block, "next")
+        while after is not None and after.tag == "dl" and _holds_formulas_only(after):
+            blocks.append(after)  # (the next <dl>s in document order: none is walked again)
+            after = _sibling(after, "next")
+        k += len(blocks) - 1
+        goes_on = after is not None and after.tag == "p" and not _ends_sentence(blocks[-1]) \
+            and sentence_goes_on(after.text())
+        before.unwrap()
+        for formulas in blocks:
+            for wrapper in formulas.css("dd"):
+                wrapper.unwrap()
+            formulas.unwrap()
+        if goes_on:
+            after.unwrap()
+
+
+def _ends_sentence(formulas) -> bool:
+    """Whether a <dl> of formulas ends with a full stop, in its last formula's source
+    ("a_i.") or after it."""
+    node = formulas.last_child
+    while node is not None and node.tag != "dd":
+        node = node.prev
+    node = node.last_child if node is not None else None
+    while node is not None:
+        if node.tag == "-text":
+            text = (node.text_content or "").strip()
+            if text:
+                return text.endswith(".")
+        else:
+            try:
+                source = json.loads(node.attributes.get("data-mw") or "{}")["body"]["extsrc"]
+            except (ValueError, KeyError, TypeError):
+                return False
+            return str(source).rstrip().endswith(".")
+        node = node.prev
+    return False
+
+
+def _words_end(paragraph) -> str:
+    """The end of a paragraph's words, past the note marks after them ("satisfait à[4]")."""
+    node = paragraph.last_child
+    while node is not None:
+        if node.tag == "-text":
+            text = (node.text_content or "").rstrip()
+            if text:
+                return text
+        elif drop_reason(node.tag, node.attributes) is None:
+            return node.text().rstrip()
+        node = node.prev
+    return ""
+
+
+def _holds_formulas_only(block) -> bool:
+    """Whether a <dl> holds <dd>s of formulas and nothing else (but spaces and punctuation)."""
+    found = False
+    for dd in block.iter(include_text=True):
+        if dd.tag == "-text":
+            if _ANY_WORD.search(dd.text_content or ""):
+                return False
+            continue
+        if dd.tag != "dd":
+            return False
+        for child in dd.iter(include_text=True):
+            if child.tag == "-text":
+                if _ANY_WORD.search(child.text_content or ""):
+                    return False
+            elif drop_reason(child.tag, child.attributes) == "math":
+                found = True
+            else:
+                return False
+    return found
+
+
+def _sibling(node, direction: str):
+    """The next or previous sibling element of `node`, past spaces; None at text or the end."""
+    sibling = getattr(node, direction)
+    while sibling is not None and sibling.tag == "-text" and not (sibling.text_content or "").strip():
+        sibling = getattr(sibling, direction)
+    return None if sibling is None or sibling.tag == "-text" else sibling
+
+
 def _pseudo_headings(dl) -> list:
     """The <dt>s of a <dl> that holds nothing else: what ";Term" alone on its line gives, a
     pseudo-heading (see wikitext.with_pseudo_headings); [] for a definition list."""
@@ -295,6 +394,8 @@ class ParsoidCleaner:
         tree = LexborHTMLParser(self._without_boilerplate(page.html, counts))
         body = tree.body
         if body is not None:
+            if "<dd" in page.html and "mw:Extension/" in page.html:
+                _join_display_formulas(body)
             self._block(body, work)
         self._end_section(work)
         article.links.extend(work.hidden_links)

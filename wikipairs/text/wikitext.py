@@ -97,6 +97,18 @@ _SHOWN_DROPS = re.compile(r"<(?i:(math|chem|ce|code|syntaxhighlight|source|score
 _CODE_TAGS = frozenset({"code", "syntaxhighlight"})
 _SHOWN_DROPPED = re.compile(r"<(math|chem|ce|code|syntaxhighlight|source|score|hiero)\b"
                             r"(?:[^>/]|/(?!>))*(?:/>|>.*?(?:</\1\s*>|\Z))", re.S | re.I)
+_FORMULA_TAGS = frozenset({"math", "chem", "ce"})
+# Formulas on lines of their own (":<math>..</math>", "<math display=block>..</math>."), one or
+# several; see _display_formula.
+_DISPLAY_FORMULAS = re.compile(
+    r"\n(?:[ \t]*\n)*(?:[ \t:]*<(?i:math|chem|ce)\b(?:[^>/]|/(?!>))*>"
+    r"(?:[^<]|<(?!/?(?i:math|chem|ce)\b))*</(?i:math|chem|ce)\s*>[ \t]*[.,;:]?[ \t]*(?:\n|\Z))+"
+    r"(?:[ \t]*\n)*")
+_TRAILING_NOTES = re.compile(
+    r"(?:\s*(?:<(?i:ref)\b[^>]*/>|<(?i:ref)\b[^>]*>.*?</(?i:ref)\s*>|\{\{[^{}]*\}\}))+\Z", re.S)
+_CONTINUED_LINE_END = regex.compile(r"[\p{L}\p{M}\p{N},]\Z")
+_NOT_PROSE_START = frozenset("*#:;={|!")
+_LETTER = regex.compile(r"\p{L}")
 # Inline code on one line is text the reader sees in the sentence ("the file is named
 # <code>build.xml</code>."), as in Parsoid's HTML; a block of code is dropped (<pre>, ...).
 _NOWIKI = re.compile(r"<nowiki>(.*?)</nowiki>", re.S)
@@ -441,6 +453,8 @@ class Cleaner:
         if shown:  # content a reader sees, not in the text: counted (dropped_math, ...)
             for tag in shown:
                 counts["dropped_" + tag.lower()] += 1
+            if "\n" in text and any(tag.lower() in _FORMULA_TAGS for tag in shown):
+                text = _DISPLAY_FORMULAS.sub(lambda m: _display_formula(text, m), text)
             # in running text, a formula leaves a hole: "for {{math}}, if a ≤ b"
             text = _SHOWN_DROPPED.sub(lambda m: _FORMULA if in_running_text(
                 text, m.start(), m.end()) else "", text)
@@ -1158,6 +1172,41 @@ def _unescape(text: str) -> str:
 _LT, _GT = "\ue005", "\ue006"
 _PLAIN_MARKS = str.maketrans({"\x03": None, "\x04": None, "\x05": None, _LT: "<", _GT: ">"})
 _ENTITY_ANGLE = re.compile(r"&(?:(lt|#0*60|#[xX]0*3[cC])|gt|#0*62|#[xX]0*3[eE]);")
+
+
+def _display_formula(text: str, m: re.Match) -> str:
+    """Display formulas (m: their lines, from the line break before them) in the middle of a
+    sentence ("the area is given by\\n:<math>A = \\pi r^2</math>\\nwhere r is the radius.";
+    Japanese "面積 S は" / "で与えられる。"): a formula mark at the end of the line before, which
+    did not end its sentence, joined to the line after where that one goes on with the sentence
+    (`sentence_goes_on`), so that the sentence, words lost, is dropped whole rather than read as
+    fragments. Formulas after a finished sentence ("... as follows:") are dropped as before."""
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    before = text[line_start:m.start()].rstrip()
+    if before.endswith((">", "}}")):  # "satisfait à<ref>..</ref>": what ends the words
+        before = _TRAILING_NOTES.sub("", before)
+    if not before or before[0] in _NOT_PROSE_START or not _CONTINUED_LINE_END.search(before):
+        return m.group()
+    formulas = m.group()
+    lead, close = formulas[:formulas.index("<")], formulas.rfind("</")
+    if ":" not in lead and lead.count("\n") == 1:  # not indented, no blank line before: a
+        # formula in the paragraph, on a line of its own (a line break is a space there)
+        return " " + _FORMULA + ("\n\n" if formulas[close:].count("\n") > 1 else " ")
+    ends = formulas[:close].rstrip().endswith(".") or formulas[close:].rstrip().endswith(".")
+    stop = text.find("\n", m.end())
+    after = text[m.end():] if stop < 0 else text[m.end():stop]
+    goes_on = not ends and sentence_goes_on(after)
+    return " " + _FORMULA + (" " if goes_on else "\n\n")
+
+
+def sentence_goes_on(after: str) -> bool:
+    """Whether the text `after` a display formula goes on with the sentence before it: it is
+    prose whose first letter is no capital ("where r is the radius."; "(See summation)." is
+    not). In a script without capitals it is taken to ("と書くことができる。"): a sentence
+    dropped with the formula's is better than a fragment in a pair."""
+    after = after.lstrip()
+    letter = _LETTER.search(after)
+    return letter is not None and after[0] not in _NOT_PROSE_START and not letter.group().isupper()
 
 
 def _angle_placeholder(m: re.Match) -> str:

@@ -335,6 +335,23 @@ def test_the_html_path_drops_a_sentence_cut_by_a_display_formula_whole():
     assert counts["lost_words_sentences"] == 3, counts
 
 
+def test_the_html_path_reads_superscript_numbers_as_superscripts():
+    """"10<sup>9</sup>" read "109" on both paths; a fraction's numerator stays as it is."""
+    from wikipairs.records import HtmlPage, SiteInfo
+    from wikipairs.text.parsoid import ParsoidCleaner
+    from wikipairs.text.sentences import SentenceSplitter
+    from wikipairs.text.titles import TitleParser
+    parsoid = ParsoidCleaner(TitleParser(SiteInfo(lang="en")),
+                             SentenceSplitter.for_language("en", method="sentencex"))
+    body = ('<section data-mw-section-id="0"><p>It is 10<sup>9</sup> years old, 5 km<sup>2</sup>'
+            ' big, H<sup>+</sup> and the 1<sup>st</sup>. Half is <span class="frac"><sup>1</sup>'
+            '<span typeof="mw:Entity">⁄</span><sub>2</sub></span>.</p></section>')
+    html = f"<html><head><title>T</title></head><body>{body}</body></html>"
+    article = parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html), Counter())
+    assert [s for _, _, _, s in article.sentences()] == [
+        "It is 10⁹ years old, 5 km² big, H⁺ and the 1st.", "Half is 1⁄2."]
+
+
 def test_nowiki_content_reads_as_typed():
     """<nowiki> shows its content as typed: no link, template, quote or list markup in it is
     read ("[[x]]" lost its brackets, "{{cite}}" its text, "''italic''" its quotes)."""
@@ -368,6 +385,13 @@ def test_nowiki_content_reads_as_typed():
      ["Город большой."]),
     ("bn", "রাজধানী {{sfn|x}}। পরের বাক্য।", ["রাজধানী।", "পরের বাক্য।"]),
     ("fr", "La France {{refnec}}. Paris est grand {{qui}}, oui.", ["La France.", "Paris est grand, oui."]),
+    # a template right after a digit is part of the number: rendered, or the sentence goes
+    ("en", "The mass is 5.98{{e|24}}&nbsp;kg. It is 1.06&times;10{{smsup|&minus;10}} m wide. "
+           "It has 3{{zzz|1|4}} legs. It is 10<sup>9</sup> years old, 5 km<sup>2</sup> in size, "
+           "the 1<sup>st</sup> and {{frac|1|2}} of <sup>1</sup>&frasl;<sub>2</sub>.",
+     ["The mass is 5.98×10²⁴ kg.", "It is 1.06×10⁻¹⁰ m wide.",
+      "It is 10⁹ years old, 5 km² in size, the 1st and 1⁄2 of 1⁄2."]),
+    ("bn", "ভর ৫.৯৮{{e|২৪}} কেজি। ভর ৭{{zzz|২২}} কেজি। পরের বাক্য।", ["ভর ৫.৯৮×10^২৪ কেজি।", "পরের বাক্য।"]),
     # typed as entities or code: text, never a tag
     ("en", "Use the {{tag|div}} element. Write <code>&lt;div&gt;</code> or {{code|lang=html|<p>}}.",
      ["Use the <div>...</div> element.", "Write <div> or <p>."]),

@@ -168,7 +168,8 @@ def test_french_renderers(name, args, expected):
     ("ja", "仮リンク", {"1": "", "2": "en", "3": "Adam Bede"}, "Adam Bede"),
     ("ru", "formatnum:1234567.5", {}, "1 234 567,5"),
     ("ko", "formatnum:1234567.5", {}, "1,234,567.5"),
-    ("ko", "sup", {"1": "2"}, "2"),
+    ("ko", "sup", {"1": "2"}, "²"),  # a superscript number as a reader sees it
+    ("ko", "sup", {"1": "st"}, "st"),
 ])
 def test_other_renderers(lang, name, args, expected):
     assert renderer_for(name, lang)(args) == expected
@@ -177,10 +178,11 @@ def test_other_renderers(lang, name, args, expected):
 def test_english_table_unchanged():
     """English keeps its table: no French, Japanese or magic-word renderers there."""
     for name in ("s", "s-", "unité", "仮リンク", "formatnum:1000", "incise", "XIXe siècle", "CO2",
-                 "17e", "sup", "ilq"):
+                 "17e", "ilq"):
         assert renderer_for(name, "en") is None, name
         assert renderer_for(name) is None, name
     assert renderer_for("date", "en")({"1": "14", "2": "février"}) == "14"  # English {{date}}
+    assert renderer_for("sup", "en")({"1": "2"}) == "²"  # ("km{{sup|2}}" lost its 2 before)
     assert renderer_for("date", "fr")({"1": "14", "2": "février"}) == "14 février"
     assert renderer_for("formatnum:1000", "ja")({}) == "1,000"
     assert renderer_for("formatnum:{{x", "fr") is None  # an unexpanded argument: dropped

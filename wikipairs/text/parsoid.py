@@ -41,6 +41,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
+from .templates import superscript
 from .titles import TitleParser, clean_spaces
 from .wikitext import (_CONTINUED_LINE_END, _FORMULA, sentence_goes_on, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE, _VARIANT_ORDER,
                        BOILERPLATE_SECTIONS, ParseOptions, _ANY_WORD, _Piece, in_boilerplate,
@@ -174,6 +175,16 @@ def drop_reason(tag: str, attrs) -> str | None:
             if "free" in link_class or "autonumber" in link_class:
                 return "bare_urls"  # a bare URL, or "[1]": the wikitext path drops them too
     return None
+
+
+def _raised(sup) -> str | None:
+    """A <sup> number in superscript characters (templates.superscript), but a fraction's
+    numerator ({{frac}}: <sup>1</sup>⁄<sub>2</sub>)."""
+    after = sup.next  # (Parsoid writes the slash as text or as <span typeof="mw:Entity">)
+    if after is not None and ((after.text_content if after.tag == "-text" else after.text())
+                              or "")[:1] in ("⁄", "/"):
+        return None
+    return superscript(sup.text())
 
 
 def _mark_inline_drop(reason: str, out: list[str]) -> None:
@@ -564,6 +575,11 @@ class ParsoidCleaner:
         elif tag == "br":
             out.append(" ")
             return
+        elif tag == "sup":
+            raised = _raised(node)
+            if raised:
+                out.append(raised)
+                return
         elif "mw:LanguageVariant" in (attrs.get("typeof") or "") and not node.text():
             out.append(variant_text(attrs.get("data-mw-variant") or ""))
             return
@@ -609,6 +625,11 @@ class ParsoidCleaner:
                 if reason is not None:
                     self._dropped(child, reason, work)
                     _mark_inline_drop(reason, out)
+                    continue
+            if tag == "sup":  # "10<sup>9</sup>" is not "109" (the wikitext path's rule)
+                raised = _raised(child)
+                if raised:
+                    out.append(raised)
                     continue
             if tag in BLOCK_TAGS:  # a block inside inline content (a list in a link): a space
                 out.append(" ")

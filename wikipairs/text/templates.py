@@ -13,6 +13,7 @@ English (`lang` "en") uses RENDERERS alone, as before: its output does not chang
 """
 from __future__ import annotations
 
+import html
 import re
 
 from .titles import LANGUAGE_CODES
@@ -162,9 +163,55 @@ def _frac(args):
     return f"1\u2044{values[0]}" if values else ""
 
 
+_SUPERSCRIPTS = str.maketrans("0123456789+-−–", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁻")
+_RAISABLE = re.compile(r"[0-9+\-−–]+")
+
+
+def superscript(text: str) -> str | None:
+    """A superscript number as a reader sees it, in the superscript characters that exist:
+    "24" -> "²⁴", "−10" -> "⁻¹⁰" ("10<sup>9</sup>" read "109", "5.98{{e|24}}" "5.98"); None
+    for anything else ("st", "[1]"). Entities as typed in wikitext ("&minus;7") are decoded."""
+    if "&" in text:
+        text = html.unescape(text)
+    text = text.strip()
+    return text.translate(_SUPERSCRIPTS) if _RAISABLE.fullmatch(text) else None
+
+
+def power_of_ten(exponent: str) -> str:
+    """10 to `exponent`: "24" -> "10²⁴", "−7" -> "10⁻⁷" (other exponents: "10^x")."""
+    raised = superscript(exponent)
+    if raised is None:
+        exponent = html.unescape(exponent).strip()
+        return f"10^{exponent}" if exponent else "10"
+    return f"10{raised}"
+
+
+def _sup(args):
+    """{{sup|2}} -> "²" (a number, see `superscript`); other text as written."""
+    text = _pos(args, 1)
+    return superscript(text) or text
+
+
+def _e(args):
+    """{{e|24}} -> "×10²⁴" ("5.98{{e|24}} kg": the mass is not 5.98 kg)."""
+    return "×" + power_of_ten(_pos(args, 1))
+
+
 def _val(args):
+    """{{val|6.241|e=18|u=C}} -> "6.241×10¹⁸ C"; an uncertainty: {{val|1.2|0.1}} -> "1.2±0.1",
+    {{val|1.2|(3)}} -> "1.2(3)", {{val|1.2|+0.1|-0.2}} -> "1.2+0.1−0.2"."""
+    number, plus, minus = _pos(args, 1), _pos(args, 2), _pos(args, 3)
+    if plus.startswith("("):
+        number += plus
+    elif plus and minus:
+        number += f"+{plus.lstrip('+')}−{minus.lstrip('-−')}"
+    elif plus:
+        number += f"±{plus}"
+    exponent = args.get("e", "").strip()
+    if exponent:
+        number = f"{number}×{power_of_ten(exponent)}" if number else power_of_ten(exponent)
     unit = args.get("u", args.get("ul", "")).strip()
-    return f"{_pos(args, 1)} {unit}".strip()
+    return f"{number} {unit}".strip()
 
 
 def _quote(args):
@@ -231,7 +278,8 @@ RENDERERS = {
     "start date": _date, "end date": _date, "start date and age": _date, "date": _first,
     "dts": _date, "film date": _date, "as of": _as_of,
     "circa": _circa, "c.": _circa, "sortname": _sortname, "frac": _frac, "fraction": _frac,
-    "val": _val, "flag": _linked, "flagcountry": _linked, "flagu": _first,
+    "val": _val, "e": _e, "sup": _sup, "smsup": _sup, "smallsup": _sup,
+    "flag": _linked, "flagcountry": _linked, "flagu": _first,
     "ill": _linked, "interlanguage link": _linked, "lang-rtl": _second,
     "quote": _quote, "blockquote": _quote, "quotation": _quote, "cquote": _quote,
     "nbsp": _const(" "), "ndash": _const("–"), "mdash": _const("—"), "snd": _const(" – "),
@@ -357,7 +405,7 @@ def _magic_word(name: str, lang: str):
 
 
 SHARED = {
-    "sup": _first, "sub": _first, "unicode": _first, "polytonic": _first,
+    "sub": _first, "unicode": _first, "polytonic": _first,
 }
 
 # ---- French (fr.wikipedia) ------------------------------------------------------------------

@@ -24,7 +24,7 @@ from .sentences import SentenceSplitter
 from .template_drops import (NOT_WORDS, add_page as add_dropped_templates, display_name,
                              in_running_text)
 from .link_trails import DEFAULT, LINK_TRAILS
-from .templates import LITERAL, renderer_for
+from .templates import LITERAL, renderer_for, superscript
 from .titles import (INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces,
                      names_namespace)
 from .tokens import UNSPACED_SCRIPTS
@@ -165,6 +165,8 @@ MARKUP_TAGS = (
     "templatestyles templatedata section indicator hiero graph mapframe maplink categorytree "
     "charinsert inputbox imagemap includeonly noinclude onlyinclude langconvert tabs tab "
     "phonos chart").split()
+_SUP_NUMBER = re.compile(r"<(?i:sup)\b[^<>]*>\s*((?:[0-9+\-−–]|&minus;)+)\s*</(?i:sup)\s*>"
+                         r"(?!\s*(?:⁄|&frasl;|/))")  # (a fraction's numerator: "¹⁄2" reads ill)
 _TAG_LEFTOVER = re.compile(r"(?i)</?(?:%s)\b[^<>]*>" % "|".join(MARKUP_TAGS))
 _SPACES = re.compile(r"\s+")
 # Whitespace (what \s and str.isspace match) other than the space: a set of characters is
@@ -471,6 +473,8 @@ class Cleaner:
         text, categories = self.strip_special_links(text)
         text = self.expand_templates(text, work)
         add_dropped_templates(counts, work.dropped_inline)
+        if "<sup" in text or "<SUP" in text:  # "10<sup>9</sup>" is not "109"
+            text = _SUP_NUMBER.sub(_raised, text)
         text = _BLOCK_TAG.sub("\n\n", text)
         if "__" in text:
             text = _MAGIC.sub("", text)
@@ -1209,6 +1213,10 @@ def sentence_goes_on(after: str) -> bool:
     return letter is not None and after[0] not in _NOT_PROSE_START and not letter.group().isupper()
 
 
+def _raised(m: re.Match) -> str:
+    return superscript(m.group(1)) or m.group()
+
+
 def _angle_placeholder(m: re.Match) -> str:
     return _LT if m.group(1) else _GT
 
@@ -1340,6 +1348,8 @@ def _lost_words(run: str, space_before: str, before: str, after: str, text: str,
     if before in _CLAUSE_START and follows and _WORD_END.match(follows):
         return True  # (not at the text's start, where an infobox may end: "}}Foo is")
     if word_before and _UNSPACED.match(before):  # "東京は{{Coord|..}}に", "位于{{coord}}。"
+        return False
+    if before.isdigit():  # a number's part: "5.98{{e|24}} kg" must not read "5.98 kg"
         return False
     return None
 

@@ -18,6 +18,19 @@ def _parse(tmp_path, pages, lang="en", namespaces=None):
     return {a.title: a for a in articles}, counts
 
 
+def _html_article(body: str, counts: Counter | None = None):
+    """The Article of an English page whose Parsoid <body> is `body` (the HTML path)."""
+    from wikipairs.records import HtmlPage, SiteInfo
+    from wikipairs.text.parsoid import ParsoidCleaner
+    from wikipairs.text.sentences import SentenceSplitter
+    from wikipairs.text.titles import TitleParser
+    parsoid = ParsoidCleaner(TitleParser(SiteInfo(lang="en")),
+                             SentenceSplitter.for_language("en", method="sentencex"))
+    html = f"<html><head><title>T</title></head><body>{body}</body></html>"
+    return parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html),
+                           counts if counts is not None else Counter())
+
+
 def _sentences(article) -> list[str]:
     return [s for *_, s in article.sentences()]
 
@@ -259,18 +272,11 @@ def test_a_sentence_that_lost_words_to_a_dropped_template_or_formula_goes():
 
 
 def test_the_html_path_drops_a_sentence_that_lost_a_formula_and_keeps_inline_code():
-    from wikipairs.records import HtmlPage, SiteInfo
-    from wikipairs.text.parsoid import ParsoidCleaner
-    from wikipairs.text.sentences import SentenceSplitter
-    from wikipairs.text.titles import TitleParser
-    parsoid = ParsoidCleaner(TitleParser(SiteInfo(lang="en")),
-                             SentenceSplitter.for_language("en", method="sentencex"))
     body = ('<section data-mw-section-id="0"><p>For <span class="mwe-math-element">y</span>, it '
             'holds. It is common.</p><p>The file is named <code>build.xml</code>.</p>'
             '<p><span class="mwe-math-element">x</span></p></section>')
     counts = Counter()
-    html = f"<html><head><title>T</title></head><body>{body}</body></html>"
-    article = parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html), counts)
+    article = _html_article(body, counts)
     assert [s for _, _, _, s in article.sentences()] == ["It is common.",
                                                           "The file is named build.xml."]
     assert counts["lost_words_sentences"] == 1, counts
@@ -310,12 +316,6 @@ def test_a_sentence_cut_by_a_display_formula_goes_whole(lang, text, expected):
 def test_the_html_path_drops_a_sentence_cut_by_a_display_formula_whole():
     """Parsoid's <dl><dd> of a formula between two paragraphs of one sentence (frwiki's
     "vérifie la formule de réflexion" / formula), as on the wikitext path."""
-    from wikipairs.records import HtmlPage, SiteInfo
-    from wikipairs.text.parsoid import ParsoidCleaner
-    from wikipairs.text.sentences import SentenceSplitter
-    from wikipairs.text.titles import TitleParser
-    parsoid = ParsoidCleaner(TitleParser(SiteInfo(lang="en")),
-                             SentenceSplitter.for_language("en", method="sentencex"))
 
     def formula(source):
         return ('<dl><dd><span class="mwe-math-element" typeof="mw:Extension/math" '
@@ -327,8 +327,7 @@ def test_the_html_path_drops_a_sentence_cut_by_a_display_formula_whole():
             f'<p>The mean is</p>{formula("A = a.")}<p>which is new. It is.</p>'
             f'<p>The sum is</p>{formula("A")}<p>This one is whole.</p></section>')
     counts = Counter()
-    html = f"<html><head><title>T</title></head><body>{body}</body></html>"
-    article = parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html), counts)
+    article = _html_article(body, counts)
     assert [s for _, _, _, s in article.sentences()] == [
         "It is round.", "It holds as follows.", "where it is.", "Fine.", "which is new.",
         "It is.", "This one is whole."]
@@ -337,17 +336,10 @@ def test_the_html_path_drops_a_sentence_cut_by_a_display_formula_whole():
 
 def test_the_html_path_reads_superscript_numbers_as_superscripts():
     """"10<sup>9</sup>" read "109" on both paths; a fraction's numerator stays as it is."""
-    from wikipairs.records import HtmlPage, SiteInfo
-    from wikipairs.text.parsoid import ParsoidCleaner
-    from wikipairs.text.sentences import SentenceSplitter
-    from wikipairs.text.titles import TitleParser
-    parsoid = ParsoidCleaner(TitleParser(SiteInfo(lang="en")),
-                             SentenceSplitter.for_language("en", method="sentencex"))
     body = ('<section data-mw-section-id="0"><p>It is 10<sup>9</sup> years old, 5 km<sup>2</sup>'
             ' big, H<sup>+</sup> and the 1<sup>st</sup>. Half is <span class="frac"><sup>1</sup>'
             '<span typeof="mw:Entity">⁄</span><sub>2</sub></span>.</p></section>')
-    html = f"<html><head><title>T</title></head><body>{body}</body></html>"
-    article = parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html), Counter())
+    article = _html_article(body)
     assert [s for _, _, _, s in article.sentences()] == [
         "It is 10⁹ years old, 5 km² big, H⁺ and the 1st.", "Half is 1⁄2."]
 
@@ -418,10 +410,6 @@ def test_pseudo_headings_are_headings_on_both_paths():
     under, and no sentence; a boilerplate one drops what follows it; "; Term : definition" and
     ";Term" over ": definition" stay a definition list. Parsoid's <dl> of <dt>s alone, the same."""
     from conftest import page_article
-    from wikipairs.records import HtmlPage, SiteInfo
-    from wikipairs.text.parsoid import ParsoidCleaner
-    from wikipairs.text.sentences import SentenceSplitter
-    from wikipairs.text.titles import TitleParser
     article = page_article("en", "Lead text is here.\n\n== History ==\nIntro.\n;Early life\nHe was "
                                  "born.\n;Term\n:A definition.\n; Key : value here\n\n;Notes\n* Smith "
                                  "2000, p. 3.\n== Career ==\nHe worked.")
@@ -430,14 +418,11 @@ def test_pseudo_headings_are_headings_on_both_paths():
                                    ["value here"]]),
                 (2, "Career", [["He worked."]])]
     assert [(s.level, s.heading, s.paragraphs) for s in article.sections] == expected
-    parsoid = ParsoidCleaner(TitleParser(SiteInfo(lang="en")),
-                             SentenceSplitter.for_language("en", method="sentencex"))
     body = ('<section><p>Lead text is here.</p></section><section><h2>History</h2><p>Intro.</p>'
             '<dl><dt>Early life</dt></dl><p>He was born.</p><dl><dt>Term</dt><dd>A definition.</dd>'
             '<dt>Key</dt><dd>value here</dd></dl><dl><dt>Notes</dt></dl><ul><li>Smith 2000, p. 3.'
             '</li></ul></section><section><h2>Career</h2><p>He worked.</p></section>')
-    html = f"<html><head><title>T</title></head><body>{body}</body></html>"
-    article = parsoid.article(HtmlPage(id=1, ns=0, title="T", html=html))
+    article = _html_article(body)
     assert [(s.level, s.heading, s.paragraphs) for s in article.sections] == expected
 
 

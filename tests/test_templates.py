@@ -177,6 +177,8 @@ def render(name: str, *positional: str, **named: str) -> str:
     ("convert", ("2", "and", "5", "km", "mi"), {}, "2 and 5 km"),
     ("convert", ("2", "-", "5", "km"), {}, "2–5 km"),
     ("convert", ("2", "–", "5", "km"), {}, "2–5 km"),
+    ("convert", ("306", "km2", "sqmi"), {}, "306 km²"),  # a code not written as shown
+    ("convert", ("20", "to", "25", "C"), {}, "20 to 25 °C"),
     ("cvt", ("3", "mi"), {}, "3 mi"),
     ("lang", ("de", "Brücke"), {}, "Brücke"),
     ("langx", ("de", "Brücke"), {}, "Brücke"),

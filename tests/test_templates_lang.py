@@ -73,6 +73,11 @@ CASES = [
     ("zh", "他出演了{{link-en|星球大战|Star Wars}}和{{tsl|en|The Matrix|黑客帝国}}。",
      ["他出演了星球大战和黑客帝国。"]),
     ("ar", "اللغة {{لغة|en|English}} مهمة.", ["اللغة English مهمة."]),
+    # Bengali, Greek: their own names of {{IPA}} and {{convert}}
+    ("bn", "ধ্বনি {{আধ্বব|[s]}} শব্দ ধরে রাখে। আয়তন {{রূপান্তর|306|km2|sqmi}}।",
+     ["ধ্বনি [s] শব্দ ধরে রাখে।", "আয়তন 306 km²।"]),
+    ("el", "Μια μετατόπιση προς το {{ΔΦΑ|/i/}} ([[ιωτακισμός]]).",
+     ["Μια μετατόπιση προς το /i/ (ιωτακισμός)."]),
     # German
     ("de", "Er schreibt: {{\"|Es liegt am Tage.}} Dann geht er.",
      ["Er schreibt: „Es liegt am Tage.“", "Dann geht er."]),

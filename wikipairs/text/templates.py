@@ -38,14 +38,25 @@ def _positional(args: dict[str, str]) -> list[str]:
 _DASHES = {"-", "–"}  # {{convert|2|-|5|km}} shows "2–5 km", no spaces around the dash
 
 
+# Module:Convert's symbols of the unit codes that are not written as shown ("km2" shows "km²",
+# "C" "°C"); other codes are their symbols ("km", "kg", "mph").
+_UNIT_SYMBOLS = {
+    "km2": "km²", "m2": "m²", "cm2": "cm²", "mm2": "mm²", "sqmi": "sq mi", "mi2": "sq mi",
+    "sqft": "sq ft", "ft2": "sq ft", "sqin": "sq in", "km3": "km³", "m3": "m³", "cm3": "cm³",
+    "cuft": "cu ft", "ft3": "cu ft", "cuin": "cu in", "C": "°C", "F": "°F", "m/s2": "m/s²",
+    "kph": "km/h",
+}
+
+
 def _convert(args):
     values = _positional(args)
     if len(values) >= 4 and values[1] in _RANGE_WORDS:
+        unit = _UNIT_SYMBOLS.get(values[3], values[3])
         if values[1] in _DASHES:
-            return f"{values[0]}–{values[2]} {values[3]}"
-        return f"{values[0]} {values[1]} {values[2]} {values[3]}"
+            return f"{values[0]}–{values[2]} {unit}"
+        return f"{values[0]} {values[1]} {values[2]} {unit}"
     if len(values) >= 2:
-        return f"{values[0]} {values[1]}"
+        return f"{values[0]} {_UNIT_SYMBOLS.get(values[1], values[1])}"
     return values[0] if values else ""
 
 
@@ -808,6 +819,11 @@ RU = {"не переведено 3": _linked_as(1, 2), "не переведен�
 HE = {"ערבית": _first, "אנ": _first, "אנגלית": _first, "ש": _const(" ")}
 ZH = {"link-en": _linked_as(1, 1), "tsl": _linked_as(3, 3), "lang-en": _first}
 AR = {"لغة": _second, "تحويل": _convert}
+# bnwiki's and elwiki's names of {{IPA}} (আন্তর্জাতিক ধ্বনিমূলক বর্ণমালা; Διεθνές Φωνητικό Αλφάβητο)
+# and of {{convert}}: their lessons of phonology and their areas read "the sound {{আধ্বব|[s]}}"
+BN = {"আধ্বব": _ipa, "রূপান্তর": _convert}
+EL = {"δφα": _ipa}
 
-BY_LANG = {"fr": FR, "ja": JA, "de": DE, "ru": RU, "he": HE, "zh": ZH, "ar": AR}
+BY_LANG = {"fr": FR, "ja": JA, "de": DE, "ru": RU, "he": HE, "zh": ZH, "ar": AR, "bn": BN,
+           "el": EL}
 PATTERNS = {"fr": PATTERNS_FR, "ja": PATTERNS_JA}

@@ -170,6 +170,7 @@ def test_french_renderers(name, args, expected):
     ("de", "Zitat", {"Text": "Es liegt am Tage.", "Autor": "Schopenhauer"}, "„Es liegt am Tage.“"),
     ("ja", "ISBN2", {"1": "4-89562-301-7"}, "ISBN 4-89562-301-7"),
     ("ja", "Ruby", {"1": "漢字", "2": "かんじ"}, "漢字（かんじ）"),
+    ("ja", "ルビ", {"1": "漢字", "2": "かんじ"}, "漢字（かんじ）"),
     ("ja", "仮リンク", {"1": "", "2": "en", "3": "Adam Bede"}, "Adam Bede"),
     ("ru", "formatnum:1234567.5", {}, "1 234 567,5"),
     ("ko", "formatnum:1234567.5", {}, "1,234,567.5"),

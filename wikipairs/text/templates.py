@@ -744,7 +744,7 @@ JA = {
     "interlang": _ja_interlang,
     "ilq": lambda a: f"「{_pos(a, 1)}」" if _pos(a, 1) else "",
     "読み仮名": _ja_reading, "読み仮名 ruby不使用": _ja_reading, "読みがな": _ja_reading,
-    "ruby": _ja_reading, "isbn2": _after("ISBN"), "isbn": _after("ISBN"),
+    "ruby": _ja_reading, "ルビ": _ja_reading, "isbn2": _after("ISBN"), "isbn": _after("ISBN"),
     "jis2004フォント": _first, "補助漢字フォント": _first, "color": _second,
     # marks around words of the sentence: the words stay, the mark goes
     "要出典範囲": _first, "独自研究範囲": _first, "疑問点範囲": _first, "要検証範囲": _first,

@@ -110,6 +110,7 @@ def test_templates_named_like_dab_words_are_not_dab():
     "日本の川の一覧", "中国城市列表", "대한민국의 국보 목록", "قائمة الدول", "רשימת ערים",
     "भारत के राज्यों की सूची", "সার্বভৌম রাষ্ট্রের তালিকা", "Türkiye illeri listesi",
     "Danh sách quốc gia",
+    "ミュージシャン一覧 (グループ)", "작가 목록 (영국)",  # the suffix before a title's qualifier
 ])
 def test_list_by_title(title):
     assert skip_reason(page(title)) == "list", title
@@ -122,7 +123,7 @@ def test_list_by_category_and_template():
 
 @pytest.mark.parametrize("title", [
     "Listing (finance)", "Listeria", "Indexer", "Indexed family", "Outlines", "Listed building",
-    "一覧表の作り方", "東京",
+    "一覧表の作り方", "東京", "一覧表 (書籍)",
 ])
 def test_titles_that_only_start_like_lists(title):
     assert skip_reason(page(title)) is None, title

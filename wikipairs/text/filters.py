@@ -45,7 +45,8 @@ LIST_TITLE = re.compile(
     r"Liste d[eu']|Lista de|Lista di|Lijst van|Lista över|Seznam|Luettelo|Danh sách|"
     r"Κατάλογος|Λίστα|Список|قائمة|רשימת|فهرست)\b"
     # ... or a suffix: ja 一覧, zh 列表, ko 목록, hi की सूची, bn তালিকা, tr listesi, hu listája
-    r"|(?:一覧|列表|목록|की सूची|তালিকা|\blistesi|\blistája)$", re.I)
+    # (before a title's qualifier: "ミュージシャン一覧 (グループ)")
+    r"|(?:一覧|列表|목록|की सूची|তালিকা|\blistesi|\blistája)(?:\s*[(（][^()（）]*[)）])?$", re.I)
 LIST_TEMPLATES = {"dynamic list", "list", "index", "set index"}
 _TEMPLATE_NAME = re.compile(r"\{\{\s*(?:template:)?([^|{}\n]+?)\s*(?:\||\}\})", re.I)
 

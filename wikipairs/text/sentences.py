@@ -77,7 +77,10 @@ EXTRA_ABBREVIATIONS = {
            "jr", "sr", "st", "mt", "ft", "km", "lb", "oz", "gen", "lt", "col", "capt", "sgt", "gov",
            "sen", "rep", "u.s", "u.k", "e.g", "i.e", "etc", "vs", "cf", "op", "ibid", "dept",
            "univ", "assn", "bros", "corp", "inc", "ltd", "co", "jan", "feb", "mar", "apr", "jun",
-           "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
+           "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+           # taxonomy's ranks ("Bufo spp. toads", "Agave parviflora subsp. flexiflora") and
+           # grammar's ("= 'feminine', pl.")
+           "spp", "ssp", "subsp", "var", "fem", "masc", "pl"),
 }
 EXTRA_ABBREVIATIONS["simple"] = EXTRA_ABBREVIATIONS["en"]
 

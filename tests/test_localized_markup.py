@@ -58,6 +58,9 @@ def test_links_shown_in_the_text_keep_their_label(lang, text, expected):
     ("ar", "تحويل", "النيل"), ("he", "הפניה", "ירושלים"), ("zh", "重定向", "北京"),
     ("hy", "ՎԵՐԱՀՂՈՒՄ", "Երևան"), ("hi", "अनुप्रेषित", "भारत"), ("th", "เปลี่ยนทาง", "กรุงเทพ"),
     ("ja", "転送", "東京"), ("ru", "перенаправление", "Москва"), ("en", "REDIRECT", "Paris"),
+    # a wiki's word not listed: a text that is only "#word [[link]]" (categories, templates)
+    ("ta", "வழிமாற்று", "சென்னை"), ("ka", "გადამისამართება", "თბილისი"),
+    ("ta", "வழிமாற்று", "சென்னை]]\n[[பகுப்பு:நகரங்கள்]]\n{{R from|{{x}}}}__STATICREDIRECT__"),
 ])
 @pytest.mark.parametrize("redirects_only", [False, True])
 def test_redirects_in_text_of_dumps_without_the_redirect_element(tmp_path, lang, word, target,
@@ -74,7 +77,17 @@ def test_redirects_in_text_of_dumps_without_the_redirect_element(tmp_path, lang,
     path = tmp_path / "dump.xml"
     path.write_text(xml, encoding="utf-8")
     pages = list(DumpFile(str(path), redirects_only=redirects_only).pages())
-    assert [(p.title, p.redirect) for p in pages] == [("Alias", target)]
+    assert [(p.title, p.redirect) for p in pages] == [("Alias", target.split("]]")[0])]
+
+
+@pytest.mark.parametrize("text", [
+    "#Foo [[Bar]] is the first item of a numbered list.", "#[[Bar]]",
+    "#வழிமாற்று [[சென்னை]] " + "சென்னை ஒரு நகரம். " * 40,  # long: not a redirect's text
+])
+def test_a_numbered_item_is_no_redirect(text):
+    from wikipairs.reading.page_reader import redirect_in_text
+    assert redirect_in_text(text) is None
+    assert redirect_in_text("#வழிமாற்று [[சென்னை]]", complete=False) is None  # a text's start
 
 
 ZH = ["北京是中华人民共和国的首都。", "它是全国的政治和文化中心。", "北京有三千多年的建城史。",

@@ -46,6 +46,33 @@ REDIRECT_WORDS = ("REDIRECT", "REDIRECTION", "WEITERLEITUNG", "ΑΝΑΚΑΤΕΥ�
                   "ĐỔI")
 _REDIRECT_TEXT = re.compile(
     r"^\s*#(?:%s)\s*:?\s*\[\[([^\]|]+)" % "|".join(map(re.escape, set(REDIRECT_WORDS))), re.I)
+# A wiki's word not listed above ("#வழிமாற்று [[சென்னை]]", Tamil): a page whose whole text is a
+# "#word" and a link, but for categories, templates ({{R from ...}}) and behaviour switches, is a
+# redirect: no article is one numbered item. Only short texts (SHORT_REDIRECT_BYTES), so that the
+# redirects pass, which reads the start of each text, finds the same pages as the parse.
+_ANY_REDIRECT = re.compile(r"\s*#[^\s\[\]#:|{}<>]+\s*:?\s*\[\[([^\]|]+)[^\]]*\]\](.*)", re.S)
+_NOT_WORDS = re.compile(r"\[\[[^\[\]]*\]\]|\{\{[^{}]*\}\}|__[^\W\d]+__")
+SHORT_REDIRECT_BYTES = 600
+
+
+def redirect_in_text(text: str, complete: bool = True) -> str | None:
+    """The target of a redirect written in a page's text ("#REDIRECT [[Target]]", in any wiki's
+    word: see _ANY_REDIRECT), for dumps without <redirect>; None for other pages. `complete`:
+    whether `text` is the whole text, not its start."""
+    match = _REDIRECT_TEXT.match(text)
+    if match:
+        return match.group(1)
+    text = text.strip()  # (the redirects pass reads the text from its "#")
+    if not complete or len(text) > SHORT_REDIRECT_BYTES \
+            or len(text.encode("utf-8")) > SHORT_REDIRECT_BYTES:
+        return None
+    match = _ANY_REDIRECT.fullmatch(text)
+    if match is None:
+        return None
+    rest = match.group(2)
+    for _ in range(3):  # (templates inside templates)
+        rest = _NOT_WORDS.sub("", rest)
+    return None if any(c.isalnum() for c in rest) else match.group(1)
 _ROOT = re.compile(rb"^(\xef\xbb\xbf)?\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mediawiki\b[^>]*>",
                    re.S)
 _ATTR = re.compile(r'\b(version|xml:lang)="([^"]*)"')
@@ -253,8 +280,7 @@ class PageReader:
             ns = parsed.ns if parsed and not parsed.interwiki else 0
         redirect = page.redirect
         if redirect is None:
-            match = _REDIRECT_TEXT.match(text)
-            redirect = match.group(1) if match else None
+            redirect = redirect_in_text(text, getattr(page, "text_complete", True))
         if redirect:  # "" where the target is another wiki's or no title ([[wikt:foo]])
             redirect = self.titles.normalize(redirect) or ""
         return Page(id=page.id or 0, ns=ns, title=norm, text=text, redirect=redirect,
@@ -307,6 +333,7 @@ class _ScannedPage:
     id: int
     redirect: str | None
     text: str
+    text_complete: bool = True  # False: `text` is the start of a longer text
 
 
 _SCAN_HEADER = re.compile(rb"<title>([^<]*)</title>\s*<ns>(-?\d+)</ns>\s*<id>(\d+)</id>"
@@ -321,16 +348,18 @@ def _scanned_page(xml: bytes) -> "_ScannedPage | None":
     if header is None:
         raise ValueError("a <page> without <title>, <ns> and <id>")
     title, ns, page_id, redirect = header.groups()
-    text = ""
+    text, complete = "", True
     if redirect is None:
         at = xml.rfind(b"<text")
         match = _SCAN_TEXT_START.match(xml, at) if at >= 0 else None
         if match is None:
             return None
-        text = xml_text(xml[match.end() - 1:match.end() + 1024].split(b"<", 1)[0])
+        start = xml[match.end() - 1:match.end() + 1024]
+        text = xml_text(start.split(b"<", 1)[0])
+        complete = b"<" in start
     return _ScannedPage(title=xml_text(title).replace("_", " "), namespace=int(ns),
                         id=int(page_id), redirect=xml_text(redirect) if redirect is not None else None,
-                        text=text)
+                        text=text, text_complete=complete)
 
 
 def xml_text(raw: bytes) -> str:

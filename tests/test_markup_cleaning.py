@@ -304,6 +304,13 @@ def test_the_html_path_drops_a_sentence_that_lost_a_formula_and_keeps_inline_cod
      ["It is as follows.", "The next one is whole."]),
     ("en", "The following holds:\n:<math>x</math>\nwhere x is big.",
      ["The following holds:", "where x is big."]),
+    # the line's words end before its notes, a link's brackets, its quote marks
+    ("en", "The value is given by" + "".join(f"<ref name=r{i}>r{i}</ref>" for i in range(40))
+           + "{{efn|see {{harvnb|X|2000}}}}\n:<math>x=1</math>\nwhere x is one. Good.", ["Good."]),
+    ("en", "The area of a [[circle]]\n:<math>x</math>\nwhere r is it. The area of a ''disc''\n"
+           ":<math>y</math>\nwhere s is it. Good.", ["Good."]),
+    ("en", "The area is<ref>a</ref> shown below.<ref>b</ref>\n:<math>x</math>\nThe next is fine.",
+     ["The area is shown below.", "The next is fine."]),
     # a list item or a formula on a line of text is not a display formula between lines
     ("en", "* an item\n:<math>x</math>\nThe next one is whole.", ["an item", "The next one is whole."]),
 ])
@@ -332,16 +339,25 @@ def test_the_html_path_drops_a_sentence_cut_by_a_display_formula_whole():
         "It is round.", "It holds as follows.", "where it is.", "Fine.", "which is new.",
         "It is.", "This one is whole."]
     assert counts["lost_words_sentences"] == 3, counts
+    # paragraphs joined across formulas stay apart from the ones around them; chains join
+    body = (f'<section><p>A is</p>{formula("A")}<p>where x is done. Still here</p><p>next one '
+            f'starts here. Then</p>{formula("B")}<p>where y is. Good.</p><p>C is</p>{formula("C")}'
+            f'<p>where x is</p>{formula("D")}<p>and y is the end. Good one here.</p></section>')
+    article = _html_article(body)
+    assert article.sections[0].paragraphs == [["Still here"], ["next one starts here.", "Good."],
+                                              ["Good one here."]]
 
 
 def test_the_html_path_reads_superscript_numbers_as_superscripts():
     """"10<sup>9</sup>" read "109" on both paths; a fraction's numerator stays as it is."""
     body = ('<section data-mw-section-id="0"><p>It is 10<sup>9</sup> years old, 5 km<sup>2</sup>'
             ' big, H<sup>+</sup> and the 1<sup>st</sup>. Half is <span class="frac"><sup>1</sup>'
-            '<span typeof="mw:Entity">⁄</span><sub>2</sub></span>.</p></section>')
+            '<span typeof="mw:Entity">⁄</span><sub>2</sub></span>. It has 4.5×10<sup>9</sup>/L '
+            'cells.<sup>1</sup> Some find it.</p></section>')
     article = _html_article(body)
     assert [s for _, _, _, s in article.sentences()] == [
-        "It is 10⁹ years old, 5 km² big, H⁺ and the 1st.", "Half is 1⁄2."]
+        "It is 10⁹ years old, 5 km² big, H⁺ and the 1st.", "Half is 1⁄2.",
+        "It has 4.5×10⁹/L cells.", "Some find it."]  # (a footnote's number goes)
 
 
 def test_nowiki_content_reads_as_typed():
@@ -384,6 +400,11 @@ def test_nowiki_content_reads_as_typed():
      ["The mass is 5.98×10²⁴ kg.", "It is 1.06×10⁻¹⁰ m wide.",
       "It is 10⁹ years old, 5 km² in size, the 1st and 1⁄2 of 1⁄2."]),
     ("bn", "ভর ৫.৯৮{{e|২৪}} কেজি। ভর ৭{{zzz|২২}} কেজি। পরের বাক্য।", ["ভর ৫.৯৮×10^২৪ কেজি।", "পরের বাক্য।"]),
+    # ... unless it is a note: a reference, a note's mark
+    ("en", "It was 5{{#tag:ref|A note.|group=n}} metres high. It rose 7{{cref2|a}} feet.",
+     ["It was 5 metres high.", "It rose 7 feet."]),
+    ("en", "It has 4.5×10<sup>9</sup>/L cells.<sup>1</sup> Some find it.",
+     ["It has 4.5×10⁹/L cells.", "Some find it."]),
     # typed as entities or code: text, never a tag
     ("en", "Use the {{tag|div}} element. Write <code>&lt;div&gt;</code> or {{code|lang=html|<p>}}.",
      ["Use the <div>...</div> element.", "Write <div> or <p>."]),

@@ -179,6 +179,9 @@ def render(name: str, *positional: str, **named: str) -> str:
     ("convert", ("2", "–", "5", "km"), {}, "2–5 km"),
     ("convert", ("306", "km2", "sqmi"), {}, "306 km²"),  # a code not written as shown
     ("convert", ("20", "to", "25", "C"), {}, "20 to 25 °C"),
+    ("convert", ("150", "e6km"), {}, "150 million km"),
+    ("convert", ("0.4", "C-change"), {}, "0.4 °C"),
+    ("val", ("9.8",), {"u": "m/s2"}, "9.8 m/s²"),
     ("cvt", ("3", "mi"), {}, "3 mi"),
     ("lang", ("de", "Brücke"), {}, "Brücke"),
     ("langx", ("de", "Brücke"), {}, "Brücke"),

@@ -43,9 +43,10 @@ from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .templates import superscript
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_CONTINUED_LINE_END, _FORMULA, sentence_goes_on, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE, _VARIANT_ORDER,
+from .wikitext import (_CONTINUED_LINE_END, _FORMULA, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE,
+                       _SENTENCE_END, _VARIANT_ORDER,
                        BOILERPLATE_SECTIONS, ParseOptions, _ANY_WORD, _Piece, in_boilerplate,
-                       prose_spans, pseudo_heading_level,
+                       prose_spans, pseudo_heading_level, sentence_goes_on,
                        without_holes)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
@@ -96,6 +97,7 @@ KEPT_EXTENSIONS = frozenset({"poem", "section", "blockquote", "nowiki", "ref", "
 _EXTENSION = re.compile(r"mw:Extension/([\w-]+)")
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.I)
 _MATH_EXTENSIONS = frozenset({"math", "chem", "ce"})
+_FORMULA_EXTENSIONS = re.compile(r"mw:Extension/(?:math|chem|ce)\b")
 _CODE_EXTENSIONS = frozenset({"syntaxhighlight", "source", "pre"})
 
 
@@ -178,13 +180,23 @@ def drop_reason(tag: str, attrs) -> str | None:
 
 
 def _raised(sup) -> str | None:
-    """A <sup> number in superscript characters (templates.superscript), but a fraction's
-    numerator ({{frac}}: <sup>1</sup>⁄<sub>2</sub>)."""
-    after = sup.next  # (Parsoid writes the slash as text or as <span typeof="mw:Entity">)
-    if after is not None and ((after.text_content if after.tag == "-text" else after.text())
-                              or "")[:1] in ("⁄", "/"):
+    """A <sup> number in superscript characters (templates.superscript), "" for a footnote's
+    number after a sentence's end ("closer.<sup>1</sup>"); None for other <sup>s and a
+    fraction's numerator ({{frac}}: <sup>1</sup>⁄<sub>2</sub>), which read as written."""
+    raised = superscript(sup.text())
+    if raised is None:
         return None
-    return superscript(sup.text())
+    after = sup.next  # (Parsoid writes the slash as text or as <span typeof="mw:Entity">)
+    slash = ((after.text_content if after.tag == "-text" else after.text()) or "").strip() \
+        if after is not None else ""
+    if slash.startswith("⁄") \
+            or slash == "/" and after.next is not None and after.next.tag == "sub":
+        return None
+    before = sup.prev
+    if before is not None and before.tag == "-text" \
+            and (before.text_content or "")[-1:] in _SENTENCE_END:
+        return ""
+    return raised
 
 
 def _mark_inline_drop(reason: str, out: list[str]) -> None:
@@ -197,13 +209,14 @@ def _mark_inline_drop(reason: str, out: list[str]) -> None:
         out.append(_NOTE)
 
 
-def _join_display_formulas(body) -> None:
+def _join_display_formulas(body, counts: Counter) -> None:
     """Display formulas (":<math>..</math>": a <dl> of <dd>s holding formulas only) in the
     middle of a sentence, as the wikitext path reads them (wikitext._display_formula): where the
-    paragraph before does not end its sentence ("vérifie la formule de réflexion"), that
-    paragraph, the formulas and the paragraph after when it goes on with the sentence
-    (wikitext.sentence_goes_on) become one run of inline content, whose sentence lost words to
-    the formula and is dropped whole, not read as fragments."""
+    paragraph before does not end its sentence ("vérifie la formule de réflexion"), the
+    formulas become a formula mark at its end, and the paragraph after, when it goes on with
+    the sentence (wikitext.sentence_goes_on), is copied into it: one paragraph, whose sentence
+    lost words to the formula and is dropped whole, not read as fragments. The formulas are
+    counted as the walk counts dropped math (html_dropped_math)."""
     lists, k = body.css("dl"), 0
     while k < len(lists):
         block = lists[k]
@@ -222,13 +235,14 @@ def _join_display_formulas(body) -> None:
         k += len(blocks) - 1
         goes_on = after is not None and after.tag == "p" and not _ends_sentence(blocks[-1]) \
             and sentence_goes_on(after.text())
-        before.unwrap()
+        before.insert_child(" " + _FORMULA + " ")
         for formulas in blocks:
-            for wrapper in formulas.css("dd"):
-                wrapper.unwrap()
-            formulas.unwrap()
-        if goes_on:
-            after.unwrap()
+            counts["html_dropped_math"] += len(formulas.css("dd"))
+            formulas.decompose()
+        if goes_on:  # (copies: selectolax inserts a copy of a node)
+            for child in list(after.iter(include_text=True)):
+                before.insert_child(child)
+            after.decompose()
 
 
 def _ends_sentence(formulas) -> bool:
@@ -405,8 +419,8 @@ class ParsoidCleaner:
         tree = LexborHTMLParser(self._without_boilerplate(page.html, counts))
         body = tree.body
         if body is not None:
-            if "<dd" in page.html and "mw:Extension/" in page.html:
-                _join_display_formulas(body)
+            if "<dd" in page.html and _FORMULA_EXTENSIONS.search(page.html):
+                _join_display_formulas(body, counts)
             self._block(body, work)
         self._end_section(work)
         article.links.extend(work.hidden_links)
@@ -577,7 +591,7 @@ class ParsoidCleaner:
             return
         elif tag == "sup":
             raised = _raised(node)
-            if raised:
+            if raised is not None:
                 out.append(raised)
                 return
         elif "mw:LanguageVariant" in (attrs.get("typeof") or "") and not node.text():
@@ -628,7 +642,7 @@ class ParsoidCleaner:
                     continue
             if tag == "sup":  # "10<sup>9</sup>" is not "109" (the wikitext path's rule)
                 raised = _raised(child)
-                if raised:
+                if raised is not None:
                     out.append(raised)
                     continue
             if tag in BLOCK_TAGS:  # a block inside inline content (a list in a link): a space

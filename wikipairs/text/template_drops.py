@@ -57,7 +57,8 @@ NOT_WORDS = frozenset({
     "original research inline", "or", "clr", "reflist", "combien", "réf. nécessaire",
     "нет аи", "уточнить", "источник?", "бс", "بحاجة لمصدر", "مصدر", "उद्धरण आवश्यक",
     "উদ্ধৃতি প্রয়োজন", "출처 필요", "来源请求", "来源", "需要来源", "fakt", "דרוש מקור",
-    "הערה", "הבהרה", "ללא מקור",
+    "הערה", "הבהרה", "ללא מקור", "cref", "cref2", "verify source", "self-published inline",
+    "#tag:ref",  # {{#tag:ref|...}}: a reference (display_name keeps its tag)
     "sin referencias", "quem", "carece de fontes", "citazione necessaria", "senza fonte",
     # hatnotes and icons: a line of their own in the HTML, or an image
     "main", "see also", "further", "details", "main article", "article détaillé", "loupe",
@@ -95,6 +96,8 @@ def display_name(name: str) -> str:
     key = " ".join(name.replace("_", " ").split()).lower()
     if key.startswith("template:"):
         key = key[9:].strip()
+    if key.startswith("#tag:ref"):  # a reference written as a parser function: a note
+        return "#tag:ref"
     if ":" in key:
         key = key.split(":", 1)[0] + ":"
     return key[:80]

@@ -44,19 +44,34 @@ _UNIT_SYMBOLS = {
     "km2": "km²", "m2": "m²", "cm2": "cm²", "mm2": "mm²", "sqmi": "sq mi", "mi2": "sq mi",
     "sqft": "sq ft", "ft2": "sq ft", "sqin": "sq in", "km3": "km³", "m3": "m³", "cm3": "cm³",
     "cuft": "cu ft", "ft3": "cu ft", "cuin": "cu in", "C": "°C", "F": "°F", "m/s2": "m/s²",
-    "kph": "km/h",
+    "kph": "km/h", "C-change": "°C", "F-change": "°F", "oilbbl": "bbl", "m3/s": "m³/s",
+    "cuft/s": "cu ft/s",
 }
+_UNIT_SCALES = {"e3": "thousand", "e6": "million", "e9": "billion", "e12": "trillion"}
+_SCALED_UNIT = re.compile(r"(e(?:3|6|9|12))(.+)")
+
+
+def unit_symbol(code: str) -> str:
+    """A {{convert}} unit code as shown: "km2" -> "km²", "e6km" -> "million km"."""
+    symbol = _UNIT_SYMBOLS.get(code)
+    if symbol is not None:
+        return symbol
+    scaled = _SCALED_UNIT.fullmatch(code)
+    if scaled:
+        scale, unit = scaled.groups()
+        return f"{_UNIT_SCALES[scale]} {_UNIT_SYMBOLS.get(unit, unit)}"
+    return code
 
 
 def _convert(args):
     values = _positional(args)
     if len(values) >= 4 and values[1] in _RANGE_WORDS:
-        unit = _UNIT_SYMBOLS.get(values[3], values[3])
+        unit = unit_symbol(values[3])
         if values[1] in _DASHES:
             return f"{values[0]}–{values[2]} {unit}"
         return f"{values[0]} {values[1]} {values[2]} {unit}"
     if len(values) >= 2:
-        return f"{values[0]} {_UNIT_SYMBOLS.get(values[1], values[1])}"
+        return f"{values[0]} {unit_symbol(values[1])}"
     return values[0] if values else ""
 
 
@@ -221,7 +236,7 @@ def _val(args):
     exponent = args.get("e", "").strip()
     if exponent:
         number = f"{number}×{power_of_ten(exponent)}" if number else power_of_ten(exponent)
-    unit = args.get("u", args.get("ul", "")).strip()
+    unit = unit_symbol(args.get("u", args.get("ul", "")).strip())
     return f"{number} {unit}".strip()
 
 

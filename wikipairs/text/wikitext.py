@@ -104,8 +104,8 @@ _DISPLAY_FORMULAS = re.compile(
     r"\n(?:[ \t]*\n)*(?:[ \t:]*<(?i:math|chem|ce)\b(?:[^>/]|/(?!>))*>"
     r"(?:[^<]|<(?!/?(?i:math|chem|ce)\b))*</(?i:math|chem|ce)\s*>[ \t]*[.,;:]?[ \t]*(?:\n|\Z))+"
     r"(?:[ \t]*\n)*")
-_TRAILING_NOTES = re.compile(
-    r"(?:\s*(?:<(?i:ref)\b[^>]*/>|<(?i:ref)\b[^>]*>.*?</(?i:ref)\s*>|\{\{[^{}]*\}\}))+\Z", re.S)
+_LAST_REF = re.compile(r"<(?i:ref)\b[^>]*/>\Z|<(?i:ref)\b[^>]*>(?:(?!</?(?i:ref)\b).){0,4000}"
+                       r"</(?i:ref)\s*>\Z", re.S)  # (one ref: its body holds no other)
 _CONTINUED_LINE_END = regex.compile(r"[\p{L}\p{M}\p{N},]\Z")
 _NOT_PROSE_START = frozenset("*#:;={|!")
 _LETTER = regex.compile(r"\p{L}")
@@ -166,7 +166,7 @@ MARKUP_TAGS = (
     "charinsert inputbox imagemap includeonly noinclude onlyinclude langconvert tabs tab "
     "phonos chart").split()
 _SUP_NUMBER = re.compile(r"<(?i:sup)\b[^<>]*>\s*((?:[0-9+\-−–]|&minus;)+)\s*</(?i:sup)\s*>"
-                         r"(?!\s*(?:⁄|&frasl;|/))")  # (a fraction's numerator: "¹⁄2" reads ill)
+                         r"(?!\s*(?:⁄|&frasl;|/\s*<(?i:sub)))")  # (a fraction's numerator: "¹⁄2")
 _TAG_LEFTOVER = re.compile(r"(?i)</?(?:%s)\b[^<>]*>" % "|".join(MARKUP_TAGS))
 _SPACES = re.compile(r"\s+")
 # Whitespace (what \s and str.isspace match) other than the space: a set of characters is
@@ -1186,9 +1186,7 @@ def _display_formula(text: str, m: re.Match) -> str:
     (`sentence_goes_on`), so that the sentence, words lost, is dropped whole rather than read as
     fragments. Formulas after a finished sentence ("... as follows:") are dropped as before."""
     line_start = text.rfind("\n", 0, m.start()) + 1
-    before = text[line_start:m.start()].rstrip()
-    if before.endswith((">", "}}")):  # "satisfait à<ref>..</ref>": what ends the words
-        before = _TRAILING_NOTES.sub("", before)
+    before = _words_end(text[line_start:m.start()])
     if not before or before[0] in _NOT_PROSE_START or not _CONTINUED_LINE_END.search(before):
         return m.group()
     formulas = m.group()
@@ -1203,6 +1201,43 @@ def _display_formula(text: str, m: re.Match) -> str:
     return " " + _FORMULA + (" " if goes_on else "\n\n")
 
 
+def _words_end(line: str) -> str:
+    """A line of wikitext up to the end of its last words: without the notes after them
+    ("satisfait à<ref>..</ref>{{sfn|..}}"), a link's closing brackets or quote marks ("of a
+    [[circle]]" ends with the anchor's "e")."""
+    for _ in range(50):
+        line = line.rstrip()
+        if line.endswith("}}"):
+            cut = _before_last_template(line)
+        elif line.endswith(">"):
+            ref = _LAST_REF.search(line)
+            cut = line[:ref.start()] if ref else None
+        elif line.endswith(("]]", "'")):
+            cut = line[:-2] if line.endswith("]]") else line.rstrip("'")
+        else:
+            cut = None
+        if cut is None:
+            break
+        line = cut
+    return line
+
+
+def _before_last_template(line: str) -> str | None:
+    """`line` without the template that ends it (nested ones within), or None if unbalanced."""
+    depth, i = 0, len(line)
+    while i > 1:
+        pair = line[i - 2:i]
+        if pair == "}}":
+            depth, i = depth + 1, i - 2
+        elif pair == "{{":
+            depth, i = depth - 1, i - 2
+            if depth == 0:
+                return line[:i]
+        else:
+            i -= 1
+    return None
+
+
 def sentence_goes_on(after: str) -> bool:
     """Whether the text `after` a display formula goes on with the sentence before it: it is
     prose whose first letter is no capital ("where r is the radius."; "(See summation)." is
@@ -1214,7 +1249,12 @@ def sentence_goes_on(after: str) -> bool:
 
 
 def _raised(m: re.Match) -> str:
+    if m.start() and m.string[m.start() - 1] in _SENTENCE_END:  # a footnote's number: "closer.¹"
+        return ""
     return superscript(m.group(1)) or m.group()
+
+
+_SENTENCE_END = frozenset(".!?。！？")
 
 
 def _angle_placeholder(m: re.Match) -> str:

@@ -49,6 +49,8 @@ PARAGRAPHS = [
      ["北京是中国的首都。", "它有很多人口！", "你去过吗？", "（我去过。）", "好的。"]),
     ("hy", "Երևանը Հայաստանի մայրաքաղաքն է։ Այն շատ հին քաղաք է։ Բնակչությունը մեծ է։",
      ["Երևանը Հայաստանի մայրաքաղաքն է։", "Այն շատ հին քաղաք է։", "Բնակչությունը մեծ է։"]),
+    ("hy", "Երևանը Հայաստանի մայրաքաղաքն է: Այն շատ հին քաղաք է: Բնակչությունը մեծ է:",  # ":"
+     ["Երևանը Հայաստանի մայրաքաղաքն է:", "Այն շատ հին քաղաք է:", "Բնակչությունը մեծ է:"]),
     ("hi", "दिल्ली भारत की राजधानी है। यह एक बड़ा शहर है॥ क्या आप वहाँ गए हैं?",
      ["दिल्ली भारत की राजधानी है।", "यह एक बड़ा शहर है॥", "क्या आप वहाँ गए हैं?"]),
     ("bn", "ঢাকা বাংলাদেশের রাজধানী৷ এটি একটি বড় শহর। এখানে অনেক মানুষ থাকে৷",
@@ -132,6 +134,21 @@ FALSE_ENDS = [
      ["Նա ծնվել է 1900 թ. Երևանում։", "Նա գրող էր։"]),
     ("ka", "ეს არის წინადადება. ეს არის მეორე.",  # Georgian letters are lower case: no join
      ["ეს არის წინადადება.", "ეს არის მეორე."]),
+    # words of one or two letters end Vietnamese sentences: no initials there
+    ("vi", "Ông sinh tại Nghệ An. Năm 1911, ông sang Pháp. Ông sống ở Mỹ. Sau đó đến Ý. Về.",
+     ["Ông sinh tại Nghệ An.", "Năm 1911, ông sang Pháp.", "Ông sống ở Mỹ.", "Sau đó đến Ý.",
+      "Về."]),
+    ("vi", "Ông học tại Trường ĐH. Bách khoa Hà Nội. Xong.",
+     ["Ông học tại Trường ĐH. Bách khoa Hà Nội.", "Xong."]),
+    # no sentence opens with a comma; "séc. XIX" is no end; Spanish "mar." is the sea
+    ("it", "Fondata nel 753 a.C., Roma ha una storia lunga. Nel 44 a.C., Cesare fu ucciso.",
+     ["Fondata nel 753 a.C., Roma ha una storia lunga.", "Nel 44 a.C., Cesare fu ucciso."]),
+    ("pt", "No séc. XIX a cidade cresceu. Outra frase.",
+     ["No séc. XIX a cidade cresceu.", "Outra frase."]),
+    ("es", "Está a 600 metros sobre el nivel del mar. Tiene un clima continental. El 3 mar. 2020 "
+           "llovió.",
+     ["Está a 600 metros sobre el nivel del mar.", "Tiene un clima continental.",
+      "El 3 mar. 2020 llovió."]),
     ("ja", "英語では「I read a book.」「I am happy.」と言う。K. F. ブルダッハが書いた。",
      ["英語では「I read a book.」「I am happy.」と言う。", "K. F. ブルダッハが書いた。"]),
 ]

@@ -99,11 +99,12 @@ PREFIX_ABBREVIATIONS = {lang: frozenset(words.split()) for lang, words in {
     "fr": "mgr mme mlle st ste janv févr avr juil oct nov déc",
     "it": "pag",
     "es": "aprox d",  # "79 d. C." (después de Cristo)
-    "pt": "aprox av núm vol pág cap sta",
+    "pt": "aprox av núm vol pág cap sta séc",  # "séc. XIX" (século)
     "sv": "t.ex kl",
     "nl": "o.a",
     "tr": "doç av sok cad mah bkz",
-    "vi": "tp gs ts pgs ths bs",  # "TP. Hồ Chí Minh" (thành phố), "GS. TS." (titles)
+    "vi": "tp gs ts pgs ths bs đh",  # "TP. Hồ Chí Minh" (thành phố), "GS. TS." (titles),
+    # "Trường ĐH. Bách khoa" (đại học)
     # eras after a year ("۱۳۵۷ ه‍.ش. انقلاب شد"): Persian puts its verb last, so they never end
     # a sentence (a zero-width joiner in them is not compared)
     "fa": "ه ه.ش ه.ق ق.م م",
@@ -238,7 +239,8 @@ class SentenceSplitter:
         # _HAS_END, in two steps: str.isascii() costs nothing, and most English text is ASCII.
         universal = not text.isascii() and _UNIVERSAL_MARK.search(text)
         if not universal:  # the common case: Punkt's end marks were searched for just once
-            if not _PUNKT_END.search(text):
+            if not _PUNKT_END.search(text) and not (
+                    self.sentencex_lang in COLON_FULL_STOP and ":" in text):
                 return [(0, len(text))] if text.strip() else []
             if self.tokenizer is not None:
                 return self._punkt_spans(text)
@@ -364,7 +366,31 @@ def _sentencex_spans(lang: str, text: str) -> list[tuple[int, int]]:
             spans.append((start, end))
     if spans and text[spans[-1][1]:].strip():  # a last quote mark, spaced: 'যায়। "'
         spans[-1] = (spans[-1][0], len(text.rstrip()))
+    words = FALSE_ABBREVIATIONS.get(lang)
+    if words and len(spans) and "." in text:
+        spans = _cut_after_words(text, spans, words)
     return _joined_false_ends(text, spans, lang)
+
+
+# Words that sentencex's list of a language takes for abbreviations but that end sentences as
+# words: Spanish "mar" (the sea; "marzo" abbreviated): "sobre el nivel del mar. Tiene un clima",
+# in every geography lead, was one sentence.
+FALSE_ABBREVIATIONS = {"es": frozenset({"mar"})}
+_WORD_STOP = regex.compile(r"(?<![\w.])(\w+)\.\s+(?=[\p{Lu}¿¡])")
+
+
+def _cut_after_words(text: str, spans: list[tuple[int, int]],
+                     words: frozenset[str]) -> list[tuple[int, int]]:
+    """`spans` cut after each of `words` with its period before a capital ("mar. Tiene")."""
+    out = []
+    for start, end in spans:
+        for m in _WORD_STOP.finditer(text, start, end):
+            if m.group(1).lower() in words:
+                cut = m.start(1) + len(m.group(1)) + 1
+                out.append((start, cut))
+                start = m.end()
+        out.append((start, end))
+    return out
 
 
 def _joined_false_ends(text: str, spans: list[tuple[int, int]],
@@ -401,6 +427,7 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
     if len(spans) < 2:
         return spans
     ordinals = lang in ORDINAL_PERIOD_LANGUAGES
+    initials = lang not in WORDS_OF_ONE_SYLLABLE
     prefixes = PREFIX_ABBREVIATIONS.get(lang)
     native_stops = _NATIVE_FULL_STOP.search(text) is not None
     joined = [spans[0]]
@@ -408,7 +435,8 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
         before, piece_end = joined[-1]
         if (piece_end == start and _GLUED_END.match(text, piece_end - 1)
                 or _LOWER_CASED.match(text, start)
-                or _INITIAL.search(text, before, piece_end)
+                or initials and _INITIAL.search(text, before, piece_end)
+                or _CLAUSE_MARK.match(text, start)
                 or ordinals and _ORDINAL.search(text, before, piece_end)
                 or native_stops and text[piece_end - 1] == "." and _CASELESS.match(text, start)
                 or text[piece_end - 1] == "." and piece_end - 2 >= before
@@ -426,6 +454,16 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
             joined.append((start, end))
     return joined
 
+
+# Languages of words of one syllable, one or two letters of which end many sentences ("Nghệ An.",
+# "ở Mỹ.", "đến Ý."): no initials are taken there (`_INITIAL`).
+WORDS_OF_ONE_SYLLABLE = frozenset({"vi"})
+# No sentence opens with a comma: "Fondata nel 753 a.C., Roma" (a period inside a sentence).
+_CLAUSE_MARK = re.compile(r"[,;:،、，；]")
+
+# Languages whose full stop looks like a colon, typed as one where the keyboard lacks it: sentencex
+# ends Armenian sentences at ":" as at "։" ("Երևանը մայրաքաղաքն է: Այն հին է:").
+COLON_FULL_STOP = frozenset({"hy"})
 
 # Languages whose ordinal numbers are written with a period ("19. Jahrhundert", "3. května").
 ORDINAL_PERIOD_LANGUAGES = frozenset(

@@ -143,8 +143,8 @@ FALSE_ENDS = [
     # no sentence opens with a comma; "séc. XIX" is no end; Spanish "mar." is the sea
     ("it", "Fondata nel 753 a.C., Roma ha una storia lunga. Nel 44 a.C., Cesare fu ucciso.",
      ["Fondata nel 753 a.C., Roma ha una storia lunga.", "Nel 44 a.C., Cesare fu ucciso."]),
-    ("pt", "No séc. XIX a cidade cresceu. Outra frase.",
-     ["No séc. XIX a cidade cresceu.", "Outra frase."]),
+    ("pt", "No séc. XIX a cidade cresceu. Foi construída no século XVIII. A igreja é velha.",
+     ["No séc. XIX a cidade cresceu.", "Foi construída no século XVIII.", "A igreja é velha."]),
     ("es", "Está a 600 metros sobre el nivel del mar. Tiene un clima continental. El 3 mar. 2020 "
            "llovió.",
      ["Está a 600 metros sobre el nivel del mar.", "Tiene un clima continental.",

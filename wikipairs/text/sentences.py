@@ -374,8 +374,13 @@ def _sentencex_spans(lang: str, text: str) -> list[tuple[int, int]]:
 
 # Words that sentencex's list of a language takes for abbreviations but that end sentences as
 # words: Spanish "mar" (the sea; "marzo" abbreviated): "sobre el nivel del mar. Tiene un clima",
-# in every geography lead, was one sentence.
-FALSE_ABBREVIATIONS = {"es": frozenset({"mar"})}
+# in every geography lead, was one sentence; Portuguese and Galician Roman numerals, which take
+# no ordinal period there ("construída no século XVIII. A igreja"; in German, Czech, Slovak
+# "Ludwig XIV. war" is an ordinal, as sentencex has it). Single letters stay: initials.
+_ROMAN = frozenset((
+    "ii iii iv vi vii viii ix xi xii xiii xiv xv xvi xvii xviii xix xx xxi xxii xxiii xxiv xxv "
+    "xxvi xxvii xxviii xxix xxx").split())
+FALSE_ABBREVIATIONS = {"es": frozenset({"mar"}), "pt": _ROMAN, "gl": _ROMAN}
 _WORD_STOP = regex.compile(r"(?<![\w.])(\w+)\.\s+(?=[\p{Lu}¿¡])")
 
 

@@ -29,7 +29,7 @@ from wikipairs.schemas import SCHEMA_VERSION
 from wikipairs.errors import WikipairsError
 from wikipairs.shards.layout import FORMATS, remove_empty_format_folders, replaced_folders
 from wikipairs.pairs.tasks import TASKS, PairConfig
-from wikipairs.parse import ParseConfig, open_dump, training_text
+from wikipairs.parse import ParseConfig, check_one_wiki, open_dump, training_text
 from wikipairs.progress import LineWriter, ProgressLines
 from wikipairs.text import template_drops
 from wikipairs.text.sentences import SentenceSplitter
@@ -180,6 +180,7 @@ def build(config: BuildConfig) -> dict:
     paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
     if not config.dry_run:
         sites = {p: open_dump(p, lang=parse.lang).site for p in paths}  # XML or Enterprise HTML
+        check_one_wiki(sites)
     lang = sites[paths[0]].lang
     method = parse.sentence_splitter
     texts = (training_text(paths, parse.lang, parse.allow_truncated)

@@ -261,3 +261,24 @@ def test_show_says_when_a_task_has_no_pairs(tmp_path):
     shown = run_cli("show", out, "--task", "ict", "-n", "1")
     assert shown.returncode == 0 and "[ict] pair" in shown.stdout and shown.stderr == "", \
         describe(shown)
+
+
+# ---- 4. one wiki's files, each once -----------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["parse", "build"])
+def test_two_wikis_or_one_file_twice_are_refused(tmp_path, command):
+    """Two wikis' pages share titles and ids (a WLP query of one language was paired with the
+    other's documents, and which one depended on the worker count); a file given twice gave
+    every pair twice. One line, exit status 2, nothing written."""
+    english = write_fake_dump(tmp_path / "en.xml", [("Berlin", "Berlin is a city. It is big.")])
+    german = write_fake_dump(tmp_path / "de.xml", [("Berlin", "Berlin ist eine Stadt. Sie ist groß.")],
+                             lang="de")
+    copy = tmp_path / "copy.xml"
+    copy.write_bytes(english.read_bytes())
+    task = ["--task", "ict"] if command == "build" else []
+    for inputs, fragments in (((english, german), ("de.xml", "dewiki", "enwiki")),
+                              ((english, copy), ("copy.xml", "same file", "en.xml"))):
+        out = tmp_path / f"out-{command}-{inputs[1].name}"
+        result = run_cli(command, *task, "-i", inputs[0], "-i", inputs[1], "-o", out)
+        assert_one_line_error(result, *fragments)
+        assert not (out / "manifest.json").exists()

@@ -13,6 +13,7 @@ that the second pass reads.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -20,7 +21,8 @@ from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 
-from . import __version__
+from . import __version__, fileio
+from .errors import DumpError
 from .reading import DumpFile, expand_inputs
 from .reading.enterprise_html import ENTERPRISE_HTML, EnterpriseDump, input_kind
 from .reading.passages import PassageCorpus, input_kind as passages_kind
@@ -128,6 +130,32 @@ def open_dump(path: str, lang: str | None = None, keep_copy: bool = False,
     return DumpFile(path, lang=lang, keep_copy=keep_copy, redirects_only=redirects_only)
 
 
+def check_one_wiki(sites: dict) -> None:
+    """The inputs of one job (path -> SiteInfo) are files of one wiki, each given once: two
+    wikis' pages share titles and ids (a WLP query of one language was paired with the other's
+    documents, which worker counts decided, and pages of one were taken for duplicates of the
+    other's), and a file given twice gives every pair twice. Raises DumpError."""
+    first_path, first = next(iter(sites.items()))
+    for path, site in sites.items():
+        if site.lang != first.lang or site.dbname and first.dbname and site.dbname != first.dbname:
+            raise DumpError(f"{path}: a dump of {site.dbname or site.lang}, but {first_path} is one "
+                            f"of {first.dbname or first.lang}: give one wiki's files to a job")
+    seen: dict[tuple, str] = {}
+    for path in sites:
+        key = _file_key(path)
+        if key in seen:
+            raise DumpError(f"{path}: the same file as {seen[key]}: give each file once")
+        seen[key] = path
+
+
+def _file_key(path: str) -> tuple:
+    """What tells two input files apart: size and the hash of the first MiB (copies of one file
+    under two names have the same)."""
+    with fileio.open_read(path) as f:
+        head = f.read(1 << 20)
+    return fileio.size(path), hashlib.sha256(head).hexdigest()
+
+
 def cleaner_for(dump: DumpFile | EnterpriseDump | PassageCorpus, splitter: SentenceSplitter | None,
                 options: ParseOptions | None = None, resolve=None
                 ) -> Cleaner | ParsoidCleaner | PassageCleaner:
@@ -185,6 +213,7 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
         first = open_dump(paths[0], lang=config.lang, keep_copy=True)
     dumps = [first] + [open_dump(p, lang=config.lang, keep_copy=True, redirects_only=not need_text)
                        for p in paths[1:]]
+    check_one_wiki({p: d.site for p, d in zip(paths, dumps)})
     redirects, texts = read_redirects_and_training_text(dumps, need_text, Counter(),
                                                         config.allow_truncated)
     splitter = SentenceSplitter.for_language(site.lang, texts, method=config.sentence_splitter)
@@ -293,5 +322,5 @@ def _redirect_table(redirects: RedirectMap) -> pa.Table:
                      "resolved": [r[2] for r in rows]}, schema=arrow_schema(REDIRECT))
 
 
-__all__ = ["ParseConfig", "cleaner_for", "cleaner_kind", "iter_articles", "open_dump",
+__all__ = ["ParseConfig", "check_one_wiki", "cleaner_for", "cleaner_kind", "iter_articles", "open_dump",
            "page_redirects", "parse_dump", "parse_page", "article_row", "training_text"]

@@ -209,6 +209,24 @@ def test_headings_read_as_shown_and_boilerplate_with_a_spaced_colon_goes():
     assert [s.heading for s in article.sections] == ["", "XIXe siècle", "Career and work"]
 
 
+def test_joined_boilerplate_headings_go_with_their_tables_links():
+    """A heading that joins boilerplate titles ("References and further reading", "Quellen und
+    Literatur") is boilerplate; a table in a boilerplate section gives the page no links (a
+    table of sources made WLP pairs), one in the article's prose still does."""
+    from conftest import page_article
+    text = ("Topic is a page with [[Beta]] in it. It is long.\n{|\n| [[Zeta]] || a table\n|}\n\n"
+            "== History ==\nIt has a long history of study.\n\n"
+            "== See also ==\n{| class=wikitable\n|-\n| [[Alpha]] || a related page\n|}\n\n"
+            "== References and further reading ==\n* Smith, John (2001). A Book. Penguin.\n"
+            "{|\n| [[Gamma]] source table\n|}\n\n== Notes, citations and sources ==\n* Doe, Jane.\n"
+            "== Art and culture ==\nIt is art.")
+    article = page_article("en", text)
+    assert [s.heading for s in article.sections] == ["", "History", "Art and culture"]
+    assert [(link.target, link.section) for link in article.links] == [("Beta", 0), ("Zeta", -1)]
+    german = page_article("de", "Ein Text ist hier.\n\n== Quellen und Literatur ==\n* Buch.")
+    assert [s.heading for s in german.sections] == [""]
+
+
 def test_definition_terms_and_rules_are_blocks():
     """"; Term : definition" shows a term and its definition on two lines; "----" is a rule
     between two blocks."""

@@ -34,7 +34,8 @@ BOILERPLATE_SECTIONS = {
     "en": {"references", "notes", "see also", "external links", "further reading", "bibliography",
            "sources", "citations", "footnotes", "notes and references", "references and notes",
            "external link", "works cited", "general references", "explanatory notes",
-           "related pages", "other websites", "gallery"},
+           "related pages", "other websites", "gallery", "reference list", "primary sources",
+           "secondary sources", "references cited", "literature cited"},
     "de": {"einzelnachweise", "literatur", "weblinks", "siehe auch", "anmerkungen", "quellen",
            "belege", "fußnoten"},
     "fr": {"notes et références", "références", "voir aussi", "liens externes", "bibliographie",
@@ -394,8 +395,19 @@ def heading_text(raw: str) -> str:
 
 
 def in_boilerplate(title: str, boilerplate) -> bool:
-    """Whether a section titled `title` is one of `boilerplate` ("Références :", "See also")."""
-    return title.casefold().rstrip(": ") in boilerplate
+    """Whether a section titled `title` is one of `boilerplate` ("Références :", "See also"), or
+    joins some of them ("References and further reading", "Notes and citations", "Quellen und
+    Literatur")."""
+    key = title.casefold().rstrip(": ")
+    if key in boilerplate:
+        return True
+    parts = _TITLE_JOINS.split(key) if " " in key or "," in key or "/" in key else ()
+    return len(parts) > 1 and all(part in boilerplate for part in parts)
+
+
+# What joins two section titles in one: "and", "&", a comma, a slash, and their kin in other
+# languages ("et", "und", "y", "e", "i", "и", "і", "ve", "en", "och", "og", "ja", "és", "a").
+_TITLE_JOINS = re.compile(r"\s+(?:and|&|et|und|y|e|i|и|і|ve|en|och|og|ja|és|a)\s+|\s*[,/]\s*")
 
 
 def shown_in_text(parsed, target: str) -> bool:
@@ -516,7 +528,7 @@ class Cleaner:
                 kind, start = stack.pop()
                 if not stack:
                     out.append(text[last:start])
-                    out.append(self._render_table(text[start:end], work, depth))
+                    out.append(self._render_table(text[start:end], work, depth, text, start))
                     last = end
         if stack:  # unclosed: MediaWiki shows it as text; we drop the opening markup only
             start = stack[0][1]
@@ -563,7 +575,7 @@ class Cleaner:
         """Whether `position` of the page's text is in a section that `sections` drops
         (references, external links...: a template there takes no words from the article).
         The sections are found once per page, and only for a page with a dropped inline
-        template."""
+        template or a table with links."""
         if work.boilerplate is None:
             work.boilerplate, skip_level, skip_start = [], None, 0
             for m in _headings(text):
@@ -579,10 +591,15 @@ class Cleaner:
                 work.boilerplate.append((skip_start, len(text)))
         return any(start <= position < end for start, end in work.boilerplate)
 
-    def _render_table(self, source: str, work: _PageWork, depth: int) -> str:
+    def _render_table(self, source: str, work: _PageWork, depth: int, context: str = "",
+                      start: int = 0) -> str:
         work.counts["tables"] += 1
         if not self.options.keep_tables:
-            self._collect_hidden_links(source, work.hidden_links)
+            # its links are the page's, but in a section the page drops (a table of sources
+            # under "References"), as a template's are (_render_template)
+            if "[[" in source and not (depth == 0 and context
+                                       and self._in_boilerplate(context, start, work)):
+                self._collect_hidden_links(source, work.hidden_links)
             return "\n\n"
         rows, cells = [], []
         # Templates first: a cell's first "|" separates attributes only outside templates.

@@ -61,6 +61,9 @@ def test_links_shown_in_the_text_keep_their_label(lang, text, expected):
     # a wiki's word not listed: a text that is only "#word [[link]]" (categories, templates)
     ("ta", "வழிமாற்று", "சென்னை"), ("ka", "გადამისამართება", "თბილისი"),
     ("ta", "வழிமாற்று", "சென்னை]]\n[[பகுப்பு:நகரங்கள்]]\n{{R from|{{x}}}}__STATICREDIRECT__"),
+    # the redirects pass reads what the parse reads: escaped characters, CRLF line ends
+    ("ta", "வழிமாற்று", "சென்னை]]{{R|" + "&quot;" * 200 + "}}"),
+    ("ta", "வழிமாற்று", "சென்னை]]" + "\r\n" * 300 + "&lt;!-- a note --&gt;"),
 ])
 @pytest.mark.parametrize("redirects_only", [False, True])
 def test_redirects_in_text_of_dumps_without_the_redirect_element(tmp_path, lang, word, target,
@@ -81,7 +84,8 @@ def test_redirects_in_text_of_dumps_without_the_redirect_element(tmp_path, lang,
 
 
 @pytest.mark.parametrize("text", [
-    "#Foo [[Bar]] is the first item of a numbered list.", "#[[Bar]]",
+    "#Foo [[Bar]] is the first item of a numbered list.", "#[[Bar]]", "#1. [[Foo]] [[Bar]]",
+    "#'''[[Foo]]'''",
     "#வழிமாற்று [[சென்னை]] " + "சென்னை ஒரு நகரம். " * 40,  # long: not a redirect's text
 ])
 def test_a_numbered_item_is_no_redirect(text):

@@ -329,6 +329,13 @@ def test_the_html_path_drops_a_sentence_that_lost_a_formula_and_keeps_inline_cod
            ":<math>y</math>\nwhere s is it. Good.", ["Good."]),
     ("en", "The area is<ref>a</ref> shown below.<ref>b</ref>\n:<math>x</math>\nThe next is fine.",
      ["The area is shown below.", "The next is fine."]),
+    # a line that is a picture or a category is no sentence going on
+    ("en", "A circle is round.\n[[File:X.png|thumb|Area of a circle]]\n:<math>x</math>\nIt is. "
+           "The area is shown.\n[[Category:Circles]]\n:<math>y</math>\nGood.",
+     ["A circle is round.", "It is.", "The area is shown.", "Good."]),
+    # blank lines around the formulas, thousands of them
+    ("en", "Intro is here.\n" + " \n" * 5000 + "The area is\n:<math>x</math>\n" + "\n" * 5000
+           + "where it is. Good.", ["Intro is here.", "Good."]),
     # a list item or a formula on a line of text is not a display formula between lines
     ("en", "* an item\n:<math>x</math>\nThe next one is whole.", ["an item", "The next one is whole."]),
 ])

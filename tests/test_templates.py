@@ -182,6 +182,7 @@ def render(name: str, *positional: str, **named: str) -> str:
     ("convert", ("150", "e6km"), {}, "150 million km"),
     ("convert", ("0.4", "C-change"), {}, "0.4 °C"),
     ("val", ("9.8",), {"u": "m/s2"}, "9.8 m/s²"),
+    ("val", ("6.241",), {"e": "18", "u": "C"}, "6.241×10¹⁸ C"),  # coulombs: a symbol, no code
     ("cvt", ("3", "mi"), {}, "3 mi"),
     ("lang", ("de", "Brücke"), {}, "Brücke"),
     ("langx", ("de", "Brücke"), {}, "Brücke"),

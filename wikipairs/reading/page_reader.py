@@ -44,14 +44,17 @@ REDIRECT_WORDS = ("REDIRECT", "REDIRECTION", "WEITERLEITUNG", "ΑΝΑΚΑΤΕΥ�
                   "تحويل", "הפניה", "重定向", "転送", "リダイレクト", "넘겨주기",
                   "تغییرمسیر", "अनुप्रेषित", "เปลี่ยนทาง", "ՎԵՐԱՀՂՈՒՄ", "পুনর্নির্দেশ",
                   "ĐỔI")
-_REDIRECT_TEXT = re.compile(
-    r"^\s*#(?:%s)\s*:?\s*\[\[([^\]|]+)" % "|".join(map(re.escape, set(REDIRECT_WORDS))), re.I)
+_REDIRECT_TEXT = re.compile(  # (ASCII spaces first: those the redirects pass's scan allows)
+    r"^[ \t\n\r]*#(?:%s)\s*:?\s*\[\[([^\]|]+)" % "|".join(map(re.escape, set(REDIRECT_WORDS))),
+    re.I)
 # A wiki's word not listed above ("#வழிமாற்று [[சென்னை]]", Tamil): a page whose whole text is a
 # "#word" and a link, but for categories, templates ({{R from ...}}) and behaviour switches, is a
 # redirect: no article is one numbered item. Only short texts (SHORT_REDIRECT_BYTES), so that the
 # redirects pass, which reads the start of each text, finds the same pages as the parse.
-_ANY_REDIRECT = re.compile(r"\s*#[^\s\[\]#:|{}<>]+\s*:?\s*\[\[([^\]|]+)[^\]]*\]\](.*)", re.S)
-_NOT_WORDS = re.compile(r"\[\[[^\[\]]*\]\]|\{\{[^{}]*\}\}|__[^\W\d]+__")
+_ANY_REDIRECT = re.compile(r"#([^\s\[\]#:|{}<>]+)\s*:?\s*\[\[([^\]|]+)[^\]]*\]\](.*)", re.S)
+# what may follow a redirect's link: categories, templates, behaviour switches, comments
+_NOT_WORDS = re.compile(r"\[\[[^\[\]|:]+:[^\[\]]*\]\]|\{\{[^{}]*\}\}|__[^\W\d]+__|<!--.*?-->",
+                        re.S)
 SHORT_REDIRECT_BYTES = 600
 
 
@@ -62,17 +65,17 @@ def redirect_in_text(text: str, complete: bool = True) -> str | None:
     match = _REDIRECT_TEXT.match(text)
     if match:
         return match.group(1)
-    text = text.strip()  # (the redirects pass reads the text from its "#")
+    text = text.strip(" \t\n\r")  # (the redirects pass reads the text from its "#")
     if not complete or len(text) > SHORT_REDIRECT_BYTES \
             or len(text.encode("utf-8")) > SHORT_REDIRECT_BYTES:
         return None
     match = _ANY_REDIRECT.fullmatch(text)
-    if match is None:
+    if match is None or not any(c.isalpha() for c in match.group(1)):  # ("#1. [[x]]")
         return None
-    rest = match.group(2)
+    rest = match.group(3)
     for _ in range(3):  # (templates inside templates)
         rest = _NOT_WORDS.sub("", rest)
-    return None if any(c.isalnum() for c in rest) else match.group(1)
+    return None if any(c.isalnum() for c in rest) else match.group(2)
 _ROOT = re.compile(rb"^(\xef\xbb\xbf)?\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mediawiki\b[^>]*>",
                    re.S)
 _ATTR = re.compile(r'\b(version|xml:lang)="([^"]*)"')
@@ -354,17 +357,26 @@ def _scanned_page(xml: bytes) -> "_ScannedPage | None":
         match = _SCAN_TEXT_START.match(xml, at) if at >= 0 else None
         if match is None:
             return None
-        start = xml[match.end() - 1:match.end() + 1024]
-        text = xml_text(start.split(b"<", 1)[0])
-        complete = b"<" in start
+        close = xml.find(b"<", match.end())  # (</text>: no "<" is raw in character data)
+        raw = xml[match.end() - 1:close if close >= 0 else len(xml)]
+        complete = close >= 0 and len(raw) <= _WHOLE_TEXT_BYTES
+        text = xml_text(raw if complete else raw[:1024])
     return _ScannedPage(title=xml_text(title).replace("_", " "), namespace=int(ns),
                         id=int(page_id), redirect=xml_text(redirect) if redirect is not None else None,
                         text=text, text_complete=complete)
 
 
+# The longest raw text the redirects pass reads whole: a redirect's text of SHORT_REDIRECT_BYTES,
+# every character escaped ("&quot;" for '"').
+_WHOLE_TEXT_BYTES = 8 * SHORT_REDIRECT_BYTES
+
+
 def xml_text(raw: bytes) -> str:
-    """Character data or an attribute value of the dump's XML as the XML parser gives it."""
+    """Character data or an attribute value of the dump's XML as the XML parser gives it (its
+    entities decoded, its line ends "\\n")."""
     text = raw.decode("utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return html.unescape(text) if "&" in text else text
 
 

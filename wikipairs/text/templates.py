@@ -51,9 +51,13 @@ _UNIT_SCALES = {"e3": "thousand", "e6": "million", "e9": "billion", "e12": "tril
 _SCALED_UNIT = re.compile(r"(e(?:3|6|9|12))(.+)")
 
 
-def unit_symbol(code: str) -> str:
-    """A {{convert}} unit code as shown: "km2" -> "km²", "e6km" -> "million km"."""
-    symbol = _UNIT_SYMBOLS.get(code)
+_TEMPERATURES = frozenset({"C", "F", "C-change", "F-change"})
+
+
+def unit_symbol(code: str, convert: bool = True) -> str:
+    """A {{convert}} unit code as shown: "km2" -> "km²", "e6km" -> "million km". `convert`:
+    False for a unit written as its symbol ({{val|u=C}}: coulombs, not °C)."""
+    symbol = _UNIT_SYMBOLS.get(code) if convert or code not in _TEMPERATURES else None
     if symbol is not None:
         return symbol
     scaled = _SCALED_UNIT.fullmatch(code)
@@ -236,7 +240,7 @@ def _val(args):
     exponent = args.get("e", "").strip()
     if exponent:
         number = f"{number}×{power_of_ten(exponent)}" if number else power_of_ten(exponent)
-    unit = unit_symbol(args.get("u", args.get("ul", "")).strip())
+    unit = unit_symbol(args.get("u", args.get("ul", "")).strip(), convert=False)
     return f"{number} {unit}".strip()
 
 

@@ -102,9 +102,9 @@ _FORMULA_TAGS = frozenset({"math", "chem", "ce"})
 # Formulas on lines of their own (":<math>..</math>", "<math display=block>..</math>."), one or
 # several; see _display_formula.
 _DISPLAY_FORMULAS = re.compile(
-    r"\n(?:[ \t]*\n)*(?:[ \t:]*<(?i:math|chem|ce)\b(?:[^>/]|/(?!>))*>"
-    r"(?:[^<]|<(?!/?(?i:math|chem|ce)\b))*</(?i:math|chem|ce)\s*>[ \t]*[.,;:]?[ \t]*(?:\n|\Z))+"
-    r"(?:[ \t]*\n)*")
+    r"(?m)^(?:[ \t:]*<(?i:math|chem|ce)\b(?:[^>/]|/(?!>))*>"
+    r"(?:[^<]|<(?!/?(?i:math|chem|ce)\b))*</(?i:math|chem|ce)\s*>[ \t]*[.,;:]?[ \t]*(?:\n|\Z))+")
+_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
 _LAST_REF = re.compile(r"<(?i:ref)\b[^>]*/>\Z|<(?i:ref)\b[^>]*>(?:(?!</?(?i:ref)\b).){0,4000}"
                        r"</(?i:ref)\s*>\Z", re.S)  # (one ref: its body holds no other)
 _CONTINUED_LINE_END = regex.compile(r"[\p{L}\p{M}\p{N},]\Z")
@@ -468,7 +468,7 @@ class Cleaner:
             for tag in shown:
                 counts["dropped_" + tag.lower()] += 1
             if "\n" in text and any(tag.lower() in _FORMULA_TAGS for tag in shown):
-                text = _DISPLAY_FORMULAS.sub(lambda m: _display_formula(text, m), text)
+                text = _with_display_formulas(text)
             # in running text, a formula leaves a hole: "for {{math}}, if a ≤ b"
             text = _SHOWN_DROPPED.sub(lambda m: _FORMULA if in_running_text(
                 text, m.start(), m.end()) else "", text)
@@ -1195,25 +1195,61 @@ _PLAIN_MARKS = str.maketrans({"\x03": None, "\x04": None, "\x05": None, _LT: "<"
 _ENTITY_ANGLE = re.compile(r"&(?:(lt|#0*60|#[xX]0*3[cC])|gt|#0*62|#[xX]0*3[eE]);")
 
 
-def _display_formula(text: str, m: re.Match) -> str:
-    """Display formulas (m: their lines, from the line break before them) in the middle of a
-    sentence ("the area is given by\\n:<math>A = \\pi r^2</math>\\nwhere r is the radius.";
-    Japanese "面積 S は" / "で与えられる。"): a formula mark at the end of the line before, which
-    did not end its sentence, joined to the line after where that one goes on with the sentence
-    (`sentence_goes_on`), so that the sentence, words lost, is dropped whole rather than read as
-    fragments. Formulas after a finished sentence ("... as follows:") are dropped as before."""
-    line_start = text.rfind("\n", 0, m.start()) + 1
-    before = _words_end(text[line_start:m.start()])
+def _with_display_formulas(text: str) -> str:
+    """`text` with its display formulas in the middle of a sentence joined (see
+    `_display_formula`): each run of formula lines with the blank lines around it, found from
+    the formula lines (a run of thousands of blank lines is read once, not once per line)."""
+    out, last = [], 0
+    for m in _DISPLAY_FORMULAS.finditer(text):
+        start = _end_of_line_before(text, m.start())
+        if start < last:
+            continue  # no line of text before it (the text's start, or the last formulas')
+        end = _BLANK_LINES.match(text, m.end()).end()
+        joined = _display_formula(text, start, m, end)
+        if joined is not None:
+            out.append(text[last:start])
+            out.append(joined)
+            last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _end_of_line_before(text: str, position: int) -> int:
+    """The line break that ends the last line with anything on it before the line starting at
+    `position`; -1 if there is none."""
+    start = position - 1
+    while start >= 0:
+        line_start = text.rfind("\n", 0, start) + 1
+        if text[line_start:start].strip(" \t"):
+            return start
+        if line_start == 0:
+            return -1
+        start = line_start - 1
+    return -1
+
+
+def _display_formula(text: str, start: int, m: re.Match, end: int) -> str | None:
+    """Display formulas m (text[start:end]: from the line break that ends the line before,
+    blank lines around them included) in the middle of a sentence ("the area is given by\\n
+    :<math>A = \\pi r^2</math>\\nwhere r is the radius."; Japanese "面積 S は" / "で与えられ
+    る。"): a formula mark at the end of the line before, which did not end its sentence, joined
+    to the line after where that one goes on with the sentence (`sentence_goes_on`), so that the
+    sentence, words lost, is dropped whole rather than read as fragments. None: formulas after a
+    finished sentence ("... as follows:"), dropped as before."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = _words_end(text[line_start:start])
     if not before or before[0] in _NOT_PROSE_START or not _CONTINUED_LINE_END.search(before):
-        return m.group()
+        return None
     formulas = m.group()
-    lead, close = formulas[:formulas.index("<")], formulas.rfind("</")
-    if ":" not in lead and lead.count("\n") == 1:  # not indented, no blank line before: a
-        # formula in the paragraph, on a line of its own (a line break is a space there)
-        return " " + _FORMULA + ("\n\n" if formulas[close:].count("\n") > 1 else " ")
+    close = formulas.rfind("</")
+    blank_after = end > m.end() or not formulas.endswith("\n")
+    if ":" not in formulas[:formulas.index("<")] and text.count("\n", start, m.start()) == 1:
+        # not indented, no blank line before: a formula in the paragraph, on a line of its
+        # own (a line break is a space there)
+        return " " + _FORMULA + ("\n\n" if blank_after else " ")
     ends = formulas[:close].rstrip().endswith(".") or formulas[close:].rstrip().endswith(".")
-    stop = text.find("\n", m.end())
-    after = text[m.end():] if stop < 0 else text[m.end():stop]
+    stop = text.find("\n", end)
+    after = text[end:] if stop < 0 else text[end:stop]
     goes_on = not ends and sentence_goes_on(after)
     return " " + _FORMULA + (" " if goes_on else "\n\n")
 
@@ -1229,14 +1265,35 @@ def _words_end(line: str) -> str:
         elif line.endswith(">"):
             ref = _LAST_REF.search(line)
             cut = line[:ref.start()] if ref else None
-        elif line.endswith(("]]", "'")):
-            cut = line[:-2] if line.endswith("]]") else line.rstrip("'")
+        elif line.endswith("]]"):
+            cut = _into_last_link(line)
+        elif line.endswith("'"):
+            cut = line.rstrip("'")
         else:
             cut = None
         if cut is None:
             break
         line = cut
     return line
+
+
+def _into_last_link(line: str) -> str | None:
+    """`line` without the closing brackets of the link that ends it, whose anchor's words end
+    the line's; None where that link shows no words there (a File or Category link: a line of
+    its own is no prose) or is unbalanced."""
+    depth, i = 0, len(line)
+    while i > 1:
+        pair = line[i - 2:i]
+        if pair == "]]":
+            depth, i = depth + 1, i - 2
+        elif pair == "[[":
+            depth, i = depth - 1, i - 2
+            if depth == 0:
+                target = line[i + 2:].split("|", 1)[0]
+                return None if ":" in target else line[:-2]
+        else:
+            i -= 1
+    return None
 
 
 def _before_last_template(line: str) -> str | None:

@@ -1281,32 +1281,30 @@ def _into_last_link(line: str) -> str | None:
     """`line` without the closing brackets of the link that ends it, whose anchor's words end
     the line's; None where that link shows no words there (a File or Category link: a line of
     its own is no prose) or is unbalanced."""
-    depth, i = 0, len(line)
-    while i > 1:
-        pair = line[i - 2:i]
-        if pair == "]]":
-            depth, i = depth + 1, i - 2
-        elif pair == "[[":
-            depth, i = depth - 1, i - 2
-            if depth == 0:
-                target = line[i + 2:].split("|", 1)[0]
-                return None if ":" in target else line[:-2]
-        else:
-            i -= 1
-    return None
+    opening = _last_opening(line, "[[", "]]")
+    if opening is None or ":" in line[opening + 2:].split("|", 1)[0]:
+        return None
+    return line[:-2]
 
 
 def _before_last_template(line: str) -> str | None:
     """`line` without the template that ends it (nested ones within), or None if unbalanced."""
+    opening = _last_opening(line, "{{", "}}")
+    return None if opening is None else line[:opening]
+
+
+def _last_opening(line: str, opening: str, closing: str) -> int | None:
+    """Where the bracketed construct that ends `line` opens ("{{" ... "}}", nested ones
+    within), or None if unbalanced."""
     depth, i = 0, len(line)
     while i > 1:
         pair = line[i - 2:i]
-        if pair == "}}":
+        if pair == closing:
             depth, i = depth + 1, i - 2
-        elif pair == "{{":
+        elif pair == opening:
             depth, i = depth - 1, i - 2
             if depth == 0:
-                return line[:i]
+                return i
         else:
             i -= 1
     return None

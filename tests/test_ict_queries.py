@@ -120,3 +120,25 @@ def test_a_label_of_an_unspaced_script_is_no_query():
     assert builder._query_problem("監督 - 荒牧伸志") == "short"
     assert builder._query_problem("東京は首都。") is None
     assert builder._query_problem("Four words list item") is None
+
+
+def test_a_sentence_said_twice_is_no_query_and_no_document_holds_its_query():
+    """A passage that holds a sentence twice ("The value is not known at this time." twice, or
+    "Sources: Census.gov" under two tables) would give an ICT document holding its query, and a
+    lead sentence said again in a section a BFS document holding its query: neither is made."""
+    from conftest import page_article
+    article = page_article("en", "Dup is a page about repeated sentences in prose. The value is "
+                                 "not known at this time. The value is not known at this time.\n\n"
+                                 "== Body ==\nA body sentence is here for the section. Dup is a page "
+                                 "about repeated sentences in prose.")
+    builder = PairBuilder(PairConfig(ict_queries=5, min_query_tokens=1))
+    pairs = builder.ict(article)
+    assert pairs and all(p.query not in p.doc_text for p in pairs), pairs
+    assert [p.query for p in pairs if p.doc_section == 0] == [
+        "Dup is a page about repeated sentences in prose."]
+    assert builder.counts["ict_skipped_repeated_query"] == 2
+    repeated = page_article("en", "The lead has a first sentence here. The lead has a second "
+                                  "sentence here.\n\n== Body ==\nThe lead has a first sentence "
+                                  "here. The lead has a second sentence here. A new one is here.")
+    builder = PairBuilder(PairConfig(min_query_tokens=1))
+    assert builder.bfs(repeated) == [] and builder.counts["bfs_skipped_query_in_doc"] == 1

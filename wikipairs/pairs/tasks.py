@@ -266,9 +266,10 @@ class PairBuilder:
         seeded key. A sentence that cannot be a query (too short or long, not prose) is passed
         over and counted (`ict_skipped_{reason}_query`), and the next one in the order taken, so
         a passage yields its pairs whenever it holds enough usable sentences (as BFS and WLP
-        choose among the usable lead sentences). Each query is one pair: a small corpus yields
-        more distinct queries with `ict_queries` > 1, as ORQA's sampling of a new sentence per
-        epoch does."""
+        choose among the usable lead sentences). A sentence the passage holds twice is no query
+        (`ict_skipped_repeated_query`): its document would hold it. Each query is one pair: a
+        small corpus yields more distinct queries with `ict_queries` > 1, as ORQA's sampling of a
+        new sentence per epoch does."""
         seed, n, want = self.config.seed, len(passage.sentences), self.config.ict_queries
         first = choose(n, seed, "ict", article.id, passage.index)
 
@@ -277,9 +278,13 @@ class PairBuilder:
             yield from sorted((k for k in range(n) if k != first),
                               key=lambda k: sample(seed, "ict-more", article.id, passage.index, k))
 
+        texts = [t for _, _, t in passage.sentences]
+        repeated = {t for t in texts if texts.count(t) > 1} if len(set(texts)) < n else ()
         queries = []
         for k in order():
-            problem = self._query_problem(passage.sentences[k][2])
+            problem = self._query_problem(texts[k])
+            if problem is None and texts[k] in repeated:
+                problem = "repeated"  # the document would hold the query still
             if problem is not None:
                 self.counts[f"ict_skipped_{problem}_query"] += 1
                 continue
@@ -311,6 +316,9 @@ class PairBuilder:
             return []
         for passage in body:
             p, i, query = lead[choose(len(lead), seed, "bfs", article.id, passage.index)]
+            if any(t == query for _, _, t in passage.sentences):  # (a lead sentence said again)
+                self.counts["bfs_skipped_query_in_doc"] += 1
+                continue
             text, tokens, truncated = self.document(passage)
             if truncated:
                 self.counts["bfs_doc_truncated"] += 1

@@ -174,3 +174,17 @@ def test_what_the_page_shows(lang, text, expected):
 def test_a_call_written_in_running_text_keeps_its_brackets():
     assert sentences("en", "Operations such as rename() and match()-step are atomic.") == [
         "Operations such as rename() and match()-step are atomic."]
+
+
+def test_every_boilerplate_title_matches_its_heading():
+    """Headings are compared casefolded: "Fußnoten" never matched the table's "fußnoten"."""
+    from wikipairs.text.wikitext import BOILERPLATE_SECTIONS, in_boilerplate
+    for lang, titles in BOILERPLATE_SECTIONS.items():
+        for title in titles:
+            for heading in (title, title.capitalize() + " :"):
+                assert in_boilerplate(heading, titles), (lang, heading)
+    assert in_boilerplate("Fußnoten", BOILERPLATE_SECTIONS["de"])
+    from conftest import page_article
+    for lang, title in (("th", "อ้างอิง"), ("ta", "மேற்கோள்கள்"), ("ca", "Vegeu també")):
+        article = page_article(lang, f"Lead text is here.\n\n== {title} ==\n* An item.")
+        assert [s.heading for s in article.sections] == [""], (lang, title)

@@ -73,30 +73,36 @@ BOILERPLATE_SECTIONS = {
            "脚注", "腳註", "注解", "参考书目", "參考書目"},
     "ko": {"각주", "참고 문헌", "같이 보기", "외부 링크", "참고 자료", "참고문헌", "더 읽어보기",
            "출처", "바깥 고리", "내용주", "주해"},
-    "ca": {"referències", "vegeu també", "enllaços externs", "bibliografia", "notes"},
-    "ro": {"referințe", "note", "vezi și", "legături externe", "bibliografie"},
-    "da": {"referencer", "eksterne henvisninger", "se også", "kilder", "litteratur", "noter"},
-    "no": {"referanser", "eksterne lenker", "se også", "litteratur", "kilder", "noter"},
-    "th": {"อ้างอิง", "แหล่งข้อมูลอื่น", "ดูเพิ่ม", "เชิงอรรถ", "บรรณานุกรม"},
-    "ta": {"மேற்கோள்கள்", "வெளி இணைப்புகள்", "இவற்றையும் பார்க்கவும்", "குறிப்புகள்"},
-    "ur": {"حوالہ جات", "بیرونی روابط", "مزید دیکھیے"},
-    "ms": {"rujukan", "pautan luar", "lihat juga", "bacaan lanjut"},
-    "bg": {"източници", "външни препратки", "вижте също", "бележки", "литература"},
-    "sr": {"референце", "спољашње везе", "види још", "литература", "напомене"},
-    "hr": {"izvori", "vanjske poveznice", "vidi još", "literatura", "bilješke"},
-    "sl": {"sklici", "zunanje povezave", "glej tudi", "viri", "literatura"},
-    "sk": {"referencie", "externé odkazy", "pozri aj", "literatúra", "poznámky"},
-    "et": {"viited", "välislingid", "vaata ka", "kirjandus", "märkused"},
-    "lv": {"atsauces", "ārējās saites", "skatīt arī", "literatūra"},
-    "lt": {"išnašos", "nuorodos", "šaltiniai", "literatūra"},
-    "eu": {"erreferentziak", "kanpo estekak", "ikus, gainera", "bibliografia", "oharrak"},
-    "gl": {"notas", "véxase tamén", "ligazóns externas", "bibliografía", "referencias"},
-    "az": {"istinadlar", "xarici keçidlər", "həmçinin bax", "ədəbiyyat"},
-    "ka": {"სქოლიო", "რესურსები ინტერნეტში", "იხილეთ აგრეთვე", "ლიტერატურა"},
-    "mr": {"संदर्भ", "बाह्य दुवे", "हे सुद्धा पहा"},
-    "ml": {"അവലംബം", "പുറത്തേക്കുള്ള കണ്ണികൾ", "ഇതും കാണുക"},
-    "te": {"మూలాలు", "బయటి లింకులు", "ఇవి కూడా చూడండి"},
 }
+# More wikis, a line each (language: its titles, separated by " | ").
+_MORE_BOILERPLATE = """
+ca: referències | vegeu també | enllaços externs | bibliografia | notes
+ro: referințe | note | vezi și | legături externe | bibliografie
+da: referencer | eksterne henvisninger | se også | kilder | litteratur | noter
+no: referanser | eksterne lenker | se også | litteratur | kilder | noter
+th: อ้างอิง | แหล่งข้อมูลอื่น | ดูเพิ่ม | เชิงอรรถ | บรรณานุกรม
+ta: மேற்கோள்கள் | வெளி இணைப்புகள் | இவற்றையும் பார்க்கவும் | குறிப்புகள்
+ur: حوالہ جات | بیرونی روابط | مزید دیکھیے
+ms: rujukan | pautan luar | lihat juga | bacaan lanjut
+bg: източници | външни препратки | вижте също | бележки | литература
+sr: референце | спољашње везе | види још | литература | напомене
+hr: izvori | vanjske poveznice | vidi još | literatura | bilješke
+sl: sklici | zunanje povezave | glej tudi | viri | literatura
+sk: referencie | externé odkazy | pozri aj | literatúra | poznámky
+et: viited | välislingid | vaata ka | kirjandus | märkused
+lv: atsauces | ārējās saites | skatīt arī | literatūra
+lt: išnašos | nuorodos | šaltiniai | literatūra
+eu: erreferentziak | kanpo estekak | ikus, gainera | bibliografia | oharrak
+gl: notas | véxase tamén | ligazóns externas | bibliografía | referencias
+az: istinadlar | xarici keçidlər | həmçinin bax | ədəbiyyat
+ka: სქოლიო | რესურსები ინტერნეტში | იხილეთ აგრეთვე | ლიტერატურა
+mr: संदर्भ | बाह्य दुवे | हे सुद्धा पहा
+ml: അവലംബം | പുറത്തേക്കുള്ള കണ്ണികൾ | ഇതും കാണുക
+te: మూలాలు | బయటి లింకులు | ఇవి కూడా చూడండి
+"""
+for _line in _MORE_BOILERPLATE.strip().splitlines():
+    _lang, _titles = _line.split(": ", 1)
+    BOILERPLATE_SECTIONS[_lang] = set(_titles.split(" | "))
 BOILERPLATE_SECTIONS["nb"] = BOILERPLATE_SECTIONS["no"]
 # as headings are compared (in_boilerplate): casefolded ("Fußnoten" is "fussnoten")
 BOILERPLATE_SECTIONS = {lang: {title.casefold() for title in titles}

@@ -120,6 +120,8 @@ def test_a_label_of_an_unspaced_script_is_no_query():
     assert builder._query_problem("監督 - 荒牧伸志") == "short"
     assert builder._query_problem("東京は首都。") is None
     assert builder._query_problem("Four words list item") is None
+    # Thai and Lao end no sentence with a mark: no Thai sentence is a label for lack of one
+    assert builder._query_problem("แมวกินปลาทุกวัน") is None
 
 
 def test_a_sentence_said_twice_is_no_query_and_no_document_holds_its_query():

@@ -41,6 +41,16 @@ def test_thai_counts_character_runs_of_three():
     assert "".join(tokens(text)) == text
 
 
+def test_tibetan_counts_syllables_and_other_unspaced_scripts_runs():
+    """A tsheg separates Tibetan syllables as a space separates words: no token (a sentence of
+    13 syllables counted 26). Javanese, Balinese, Tai Tham are written without spaces, as Thai
+    is (a sentence was one "word"); a Yi character is a syllable, as a Han one."""
+    assert token_count("བོད་ཀྱི་སྐད་ཡིག་ནི་ཡིན།") == 7  # six syllables and the shad
+    assert token_count("ꦧꦱꦗꦮ ꦲꦶꦏꦸ") == 3
+    assert token_count("ꆈꌠꁱꂷ") == 4
+    assert len(truncate_tokens("ꦧ" * 22000, 5)) == 15
+
+
 def test_mixed_scripts_split_at_script_changes():
     assert tokens("abc東京です1,000円 বাংলা") == ["abc", "東", "京", "です", "1", ",", "000", "円",
                                                 "বাংলা"]

@@ -558,8 +558,8 @@ CJK_TERMINATORS = "\u3002\uff01\uff1f\uff61\ufe12\ufe15\ufe16\ufe56\ufe57"  # �
 # (３．５, A．J．エリス); the Myanmar little section ၊, a comma.
 NOT_TERMINATORS = ".!?\uff0e\ufe52\u2024\u104a"
 # End marks that are not Sentence_Terminal: the Bengali ৷ (a numeral sign typed for the danda),
-# the Thai angkhankhu ๚ and khomut ๛.
-EXTRA_TERMINATORS = "\u09f7\u0e5a\u0e5b"
+# the Thai angkhankhu ๚ and khomut ๛, the Tibetan shad ། and nyis shad ༎ (before a space).
+EXTRA_TERMINATORS = "\u09f7\u0e5a\u0e5b\u0f0d\u0f0e"
 # End a sentence when whitespace follows (after any closing brackets and quotes).
 SPACED_TERMINATORS = "".join(c for c in _sentence_terminals() + EXTRA_TERMINATORS
                              if c not in CJK_TERMINATORS and c not in NOT_TERMINATORS)

@@ -30,10 +30,16 @@ import regex
 # kana come two to a token (one per character overshot jawiki's pieces 1.6x: inflections such
 # as です, した and katakana words merge); Thai, Lao, Khmer and Myanmar three to a token (one per
 # character overshot XQuAD Thai's pieces 3.2x: a syllable is a consonant with vowel letters).
-_HAN = r"\p{Han}\p{Bopomofo}"
+_HAN = r"\p{Han}\p{Bopomofo}\p{Yi}"  # (a Yi character is a syllable, as a Han one is)
 _KANA = r"\p{Hiragana}\p{Katakana}\u30fc"  # U+30FC, the prolonged sound mark, is script Common
-_SOUTHEAST_ASIAN = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+# ... and the other scripts of South-East Asia written without spaces (Javanese, Balinese, Tai
+# Tham, Buginese: a sentence of them was one "word", a query too short to be used)
+_SOUTHEAST_ASIAN = (r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Javanese}\p{Balinese}\p{Tai_Tham}"
+                    r"\p{Buginese}\p{New_Tai_Lue}\p{Tai_Le}")
 UNSPACED_SCRIPTS = _HAN + _KANA + _SOUTHEAST_ASIAN  # written without spaces between words
+# Tibetan writes a tsheg (U+0F0B, U+0F0C) between syllables: a separator, as a space is, not a
+# token (a sentence of 13 syllables counted 26 tokens, a long one went as too long).
+_SEPARATORS = "\u0f0b\u0f0c"
 # regex's \w is Unicode's word class: letters, digits, connector punctuation *and marks*.
 # V1 for set difference: a word never runs into an unspaced-script character.
 _TOKENS = regex.compile(
@@ -41,7 +47,7 @@ _TOKENS = regex.compile(
     rf"|(?:[{_KANA}]\p{{M}}*){{1,2}}"
     rf"|(?:[{_SOUTHEAST_ASIAN}]\p{{M}}*){{1,3}}"
     rf"|[\w--[{UNSPACED_SCRIPTS}]]+"
-    r"|[^\w\s]")
+    rf"|[^\w\s{_SEPARATORS}]")
 _ASCII_TOKENS = re.compile(r"\w+|[^\w\s]")  # the same count as _TOKENS on ASCII text, faster
 _LETTER = regex.compile(r"\p{L}")
 _WORD_START = regex.compile(r"\w")
@@ -126,17 +132,19 @@ def is_prose(text: str, min_letter_share: float = 0.5) -> bool:
 
 
 def is_unspaced_fragment(text: str) -> bool:
-    """True for a text mostly in a script written without spaces (Chinese, Japanese, Thai...)
-    that does not end as a sentence does (。！？ or another end mark, closing brackets after
-    it): a list item or a label ("上野病院", "監督 - 荒牧伸志"), whose characters count as the
-    words of a sentence would (see token_count) though they are a name."""
+    """True for a text mostly in a script written without spaces that ends its sentences with
+    a mark (Chinese, Japanese; Khmer ។, Myanmar ။) and does not end as a sentence does (。！？
+    or another end mark, closing brackets after it): a list item or a label ("上野病院", "監督 -
+    荒牧伸志"), whose characters count as the words of a sentence would (see token_count)
+    though they are a name. Thai and Lao have no end mark: a sentence of theirs is no fragment
+    for lack of one (every Thai query needed twice the tokens)."""
     if _ENDED.search(text):
         return False
-    unspaced = len(_UNSPACED_CHAR.findall(text))
+    unspaced = len(_MARKED_UNSPACED_CHAR.findall(text))
     return unspaced > 0 and 2 * unspaced >= len(_LETTER_CHAR.findall(text))
 
 
-_UNSPACED_CHAR = regex.compile(f"[{UNSPACED_SCRIPTS}]")
+_MARKED_UNSPACED_CHAR = regex.compile(r"[%s%s\p{Khmer}\p{Myanmar}]" % (_HAN, _KANA))
 _LETTER_CHAR = regex.compile(r"\p{L}")
 _ENDED = regex.compile(r"[\p{Sentence_Terminal}][\p{Pe}\p{Pf}\"']*\s*$")
 

@@ -385,6 +385,25 @@ def test_the_html_path_reads_superscript_numbers_as_superscripts():
         "It has 4.5×10⁹/L cells.", "Some find it."]  # (a footnote's number goes)
 
 
+def test_the_html_path_keeps_ipa_drops_quote_attributions_and_reads_typed_entities():
+    """enwiki's {{IPA}} carries class "noexcerpt" and was dropped as a notice ("YAML (, rhymes");
+    a quotation's attribution after its <blockquote> in one transclusion (frwiki's {{Citation
+    bloc}}: "— Léonard de Vinci, Carnets", six sentences of his article) or in {{Quote}}'s cite
+    goes, as on the wikitext path; "35&amp;nbsp;mm" typed reads "35 mm" on both paths."""
+    body = ('<section><p><b>YAML</b> (<span class="IPA nopopups noexcerpt" lang="en-fonipa">'
+            '<a rel="mw:WikiLink" href="./Help:IPA/English">/ˈjæməl/</a></span>, rhymes with '
+            '<i>camel</i>) was first proposed in 2001.</p><blockquote about="#mwt1" '
+            'typeof="mw:Transclusion"><p>« Les sciences sont belles. »</p></blockquote>'
+            '<p about="#mwt1">— Léonard de Vinci, <cite>Carnets</cite></p><blockquote><p>Per '
+            'pontem ad astra.</p><div class="templatequotecite">—<cite>Someone</cite></div>'
+            '</blockquote><p>The film is 35<span typeof="mw:Entity">&amp;</span>nbsp;mm wide.</p>'
+            '</section>')
+    article = _html_article(body)
+    assert article.sections[0].paragraphs == [
+        ["YAML (/ˈjæməl/, rhymes with camel) was first proposed in 2001."],
+        ["« Les sciences sont belles. »"], ["Per pontem ad astra."], ["The film is 35 mm wide."]]
+
+
 def test_nowiki_content_reads_as_typed():
     """<nowiki> shows its content as typed: no link, template, quote or list markup in it is
     read ("[[x]]" lost its brackets, "{{cite}}" its text, "''italic''" its quotes)."""

@@ -74,8 +74,11 @@ _CLASS_REASONS = {
                  "catlinks", "toc", "mw-toc", "printfooter"},
     "notices": {"hatnote", "dablink", "rellink", "ambox", "metadata", "bandeau-container",
                 "bandeau-article", "homonymie", "shortdescription", "noprint", "need_ref_tag",
-                "template-fact", "navigation-not-searchable", "mw-indicators", "noexcerpt",
+                "template-fact", "navigation-not-searchable", "mw-indicators",
                 "indicateur-langue"},  # frwiki's "(en)" after a link to another wiki
+    # (not "noexcerpt": enwiki's {{IPA}} has it, and "YAML (/ˈjæməl/, rhymes" read "YAML (,")
+    # a quotation's attribution ({{Quote}}) and boxed pull quotes, which the wikitext path drops
+    "quote_citations": {"templatequotecite", "quotebox", "pullquote"},
     "figures": {"gallery", "thumb", "thumbinner", "mw-gallery-traditional", "mw-gallery-packed",
                 "mw-gallery-nolines", "mw-gallery-slideshow", "mw-gallery-packed-hover",
                 "mw-gallery-packed-overlay", "wikimedia-video"},
@@ -98,6 +101,7 @@ _EXTENSION = re.compile(r"mw:Extension/([\w-]+)")
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.I)
 _MATH_EXTENSIONS = frozenset({"math", "chem", "ce"})
 _FORMULA_EXTENSIONS = re.compile(r"mw:Extension/(?:math|chem|ce)\b")
+_TYPED_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 _CODE_EXTENSIONS = frozenset({"syntaxhighlight", "source", "pre"})
 
 
@@ -575,6 +579,10 @@ class ParsoidCleaner:
                 self._table_rows(child, work)
             else:
                 self._block(child, work)
+                if tag == "blockquote" and attrs and attrs.get("about"):
+                    # the template's other elements are its attribution ("— Léonard de Vinci,
+                    # Carnets" after frwiki's {{Citation bloc}}): gone, as on the wikitext path
+                    work.dropped_about.setdefault(attrs["about"], "quote_citations")
             self._flush(work)
 
     def _inline(self, node, tag: str, attrs: dict, out: list[str], work: _Work) -> None:
@@ -728,6 +736,8 @@ class ParsoidCleaner:
         ends, the text stripped, the same splitter; a link belongs to the sentence its anchor
         starts in (cut at that sentence's end). A "<div>" in a text node was typed as text
         ("&lt;div&gt;", <nowiki>): it stays, as the wikitext path keeps typed entities."""
+        if "&" in text:  # "35&amp;nbsp;mm" typed: the entity, as the wikitext path reads it
+            text = _TYPED_ENTITY.sub(lambda m: htmllib.unescape(m.group()), text)
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
         if "  " in text or _OTHER_SPACE.search(text):

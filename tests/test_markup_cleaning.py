@@ -396,12 +396,14 @@ def test_the_html_path_keeps_ipa_drops_quote_attributions_and_reads_typed_entiti
             'typeof="mw:Transclusion"><p>« Les sciences sont belles. »</p></blockquote>'
             '<p about="#mwt1">— Léonard de Vinci, <cite>Carnets</cite></p><blockquote><p>Per '
             'pontem ad astra.</p><div class="templatequotecite">—<cite>Someone</cite></div>'
-            '</blockquote><p>The film is 35<span typeof="mw:Entity">&amp;</span>nbsp;mm wide.</p>'
-            '</section>')
+            '</blockquote><p>The film is 35<span typeof="mw:Entity">&amp;</span>nbsp;mm wide. It '
+            'costs <span class="frac" role="math">1<span class="sr-only">+</span><span class="num">'
+            '1</span>⁄<span class="den">2</span></span> dollars.</p></section>')
     article = _html_article(body)
     assert article.sections[0].paragraphs == [
         ["YAML (/ˈjæməl/, rhymes with camel) was first proposed in 2001."],
-        ["« Les sciences sont belles. »"], ["Per pontem ad astra."], ["The film is 35 mm wide."]]
+        ["« Les sciences sont belles. »"], ["Per pontem ad astra."],
+        ["The film is 35 mm wide.", "It costs 1 1⁄2 dollars."]]  # (screen readers' "+": a space)
 
 
 def test_nowiki_content_reads_as_typed():

@@ -79,6 +79,8 @@ _CLASS_REASONS = {
     # (not "noexcerpt": enwiki's {{IPA}} has it, and "YAML (/ˈjæməl/, rhymes" read "YAML (,")
     # a quotation's attribution ({{Quote}}) and boxed pull quotes, which the wikitext path drops
     "quote_citations": {"templatequotecite", "quotebox", "pullquote"},
+    # text for screen readers only: "1<span class=sr-only>+</span>1⁄2" shows "1 1⁄2"
+    "screen_reader": {"sr-only"},
     "figures": {"gallery", "thumb", "thumbinner", "mw-gallery-traditional", "mw-gallery-packed",
                 "mw-gallery-nolines", "mw-gallery-slideshow", "mw-gallery-packed-hover",
                 "mw-gallery-packed-overlay", "wikimedia-video"},
@@ -209,6 +211,8 @@ def _mark_inline_drop(reason: str, out: list[str]) -> None:
     see wikitext.without_holes."""
     if reason == "math":
         out.append(_FORMULA)
+    elif reason == "screen_reader":  # (it stands where the page shows a space)
+        out.append(" ")
     elif out and out[-1][-1:].isspace():  # (frwiki's {{lien}} puts a no-break space there)
         out.append(_NOTE)
 

@@ -73,6 +73,18 @@ CASES = [
     ("zh", "他出演了{{link-en|星球大战|Star Wars}}和{{tsl|en|The Matrix|黑客帝国}}。",
      ["他出演了星球大战和黑客帝国。"]),
     ("ar", "اللغة {{لغة|en|English}} مهمة.", ["اللغة English مهمة."]),
+    # Spanish, Italian, Polish, Ukrainian, Korean: dates, centuries, numbers kept up to date,
+    # pages not yet written, a word of another language
+    ("es", "Fundada el {{fecha|3|5|1850}} por colonos. En el {{siglo|XIX|d}} creció. Tiene "
+           "{{esd|10 km²}}.", ["Fundada el 3 de mayo de 1850 por colonos.",
+                               "En el siglo XIX d. C. creció.", "Tiene 10 km²."]),
+    ("it", "La città ha {{TA|12 345|fonte}} abitanti.", ["La città ha 12 345 abitanti."]),
+    ("pl", "Nakręcił {{link-interwiki|pl=Wojna i pokój (film)|lang=en|tekst=film}} w 1956. Ma "
+           "{{formatnum:1234}} i {{formatnum:12345}} stron.",
+     ["Nakręcił film w 1956.", "Ma 1234 i 12 345 stron."]),  # (no separator in four digits)
+    ("uk", "Фільм «{{Не перекладено|Онєгін (фільм)|Онєгін|en|Onegin}}» вийшов.",
+     ["Фільм «Онєгін» вийшов."]),
+    ("ko", "사과({{llang|en|apple}})는 과일이다.", ["사과(apple)는 과일이다."]),
     # Bengali, Greek: their own names of {{IPA}} and {{convert}}
     ("bn", "ধ্বনি {{আধ্বব|[s]}} শব্দ ধরে রাখে। আয়তন {{রূপান্তর|306|km2|sqmi}}।",
      ["ধ্বনি [s] শব্দ ধরে রাখে।", "আয়তন 306 km²।"]),

@@ -395,6 +395,9 @@ NUMBER_SEPARATORS = {
     **dict.fromkeys(("fr", "ru", "uk", "pl", "cs", "sv", "fi"), (" ", ",")),
     **dict.fromkeys(("de", "nl", "el", "tr", "vi", "id", "da"), (".", ",")),
 }
+# MediaWiki's $minimumGroupingDigits = 2: no separator in a number of four digits (MessagesPl,
+# MessagesRu, MessagesUk).
+MINIMUM_GROUPING_2 = frozenset({"pl", "ru", "uk"})
 _PLAIN_NUMBER = re.compile(r"^([-−+]?)(\d+)(?:[.](\d+))?$")
 
 
@@ -404,8 +407,11 @@ def format_number(value: str, lang: str) -> str:
     m = _PLAIN_NUMBER.match(value.strip())
     if not m:
         return value.strip()
-    thousands, decimal = NUMBER_SEPARATORS.get(lang.split("-")[0], (",", "."))
+    base = lang.split("-")[0]
+    thousands, decimal = NUMBER_SEPARATORS.get(base, (",", "."))
     sign, whole, fraction = m.groups()
+    if len(whole) <= 4 and base in MINIMUM_GROUPING_2:
+        thousands = ""  # (a four-digit number is not grouped there: "1234")
     out = sign.replace("-", "−") + _group(whole, thousands)
     return out + decimal + fraction if fraction else out
 
@@ -841,8 +847,47 @@ AR = {"لغة": _second, "تحويل": _convert}
 # bnwiki's and elwiki's names of {{IPA}} (আন্তর্জাতিক ধ্বনিমূলক বর্ণমালা; Διεθνές Φωνητικό Αλφάβητο)
 # and of {{convert}}: their lessons of phonology and their areas read "the sound {{আধ্বব|[s]}}"
 BN = {"আধ্বব": _ipa, "রূপান্তর": _convert}
+ES_MONTHS = ("enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre "
+             "diciembre").split()
+
+
+def _es_fecha(args):
+    """eswiki's {{fecha|3|5|1850}} -> "3 de mayo de 1850" (day, month, year)."""
+    day, month, year = (_pos(args, n) for n in (1, 2, 3))
+    if not (month.isdigit() and 1 <= int(month) <= 12):
+        return " ".join(v for v in (day, month, year) if v)
+    parts = [v for v in (day.lstrip("0"), ES_MONTHS[int(month) - 1], year) if v]
+    return " de ".join(parts)
+
+
+def _es_siglo(args):
+    """eswiki's {{siglo|XIX|d}} -> "siglo XIX d. C." (the era: "a" a. C., "d" d. C.)."""
+    century = _pos(args, 1).upper()
+    era = {"a": " a. C.", "d": " d. C."}.get(_pos(args, 2).lower(), "")
+    return f"siglo {century}{era}" if century else ""
+
+
+def _pl_link(args):
+    """plwiki's {{link-interwiki|pl=Tytuł|lang=en|lang-tytuł=Title|tekst=...}}: an article not
+    yet written in Polish, shown as `tekst` or its Polish title, linked to that title."""
+    page = args.get("pl", "").strip()
+    shown = args.get("tekst", "").strip() or page
+    return f"[[{page}|{shown}]]" if page else shown
+
+
+# Spanish, Italian, Portuguese, Polish, Ukrainian, Korean: their everyday inline templates that
+# show words (dates, centuries, small caps, a no-break span, a number kept up to date, links to
+# pages not yet written, conversions with {{convert}}'s parameters, a word of another language).
+ES = {"fecha": _es_fecha, "siglo": _es_siglo, "esd": _first, "versalita": _first,
+      "convertir": _convert, "aut": _first}
+IT = {"ta": _first, "tutto attaccato": _first, "maiuscoletto": _first, "converti": _convert}
+PT = {"versalete": _first, "converter": _convert}
+PL = {"link-interwiki": _pl_link}
+UK = {"не перекладено": _linked_as(1, 2), "нп": _linked_as(1, 2), "нп3": _linked_as(1, 2),
+      "iw": _linked_as(1, 2), "comment": _first}
+KO = {"llang": _second}
 EL = {"δφα": _ipa}
 
 BY_LANG = {"fr": FR, "ja": JA, "de": DE, "ru": RU, "he": HE, "zh": ZH, "ar": AR, "bn": BN,
-           "el": EL}
+           "el": EL, "es": ES, "it": IT, "pt": PT, "pl": PL, "uk": UK, "ko": KO}
 PATTERNS = {"fr": PATTERNS_FR, "ja": PATTERNS_JA}

@@ -37,6 +37,7 @@ from wikipairs.text.tokens import token_measure
 from wikipairs.shards.card import CARD, build_card, check_card, write_card
 from wikipairs.shards.output import (MANIFEST, OWN_SHARD_FILE, TMP_SUFFIX, copy_vocab, file_entry,
                               prepare_output, sha256_file, write_json)
+from wikipairs.reading import expand_inputs
 from wikipairs.reading.splits import (PARTS_PER_FILE, STREAMS_PER_SPLIT, auto_workers,
                                      input_work_bytes, plan_splits)
 
@@ -179,8 +180,10 @@ def build(config: BuildConfig) -> dict:
         splits = plan_splits(config.inputs, config.streams_per_split, config.parts_per_file)
     paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
     if not config.dry_run:
-        sites = {p: open_dump(p, lang=parse.lang).site for p in paths}  # XML or Enterprise HTML
-        check_one_wiki(sites)
+        readers = {p: open_dump(p, lang=parse.lang) for p in paths}  # XML, HTML, passages
+        # (as given: a path given twice is one split but still an error)
+        check_one_wiki([(p, readers[p]) for p in expand_inputs(config.inputs) if p in readers])
+        sites = {p: reader.site for p, reader in readers.items()}
     lang = sites[paths[0]].lang
     method = parse.sentence_splitter
     texts = (training_text(paths, parse.lang, parse.allow_truncated)

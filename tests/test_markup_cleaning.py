@@ -225,6 +225,11 @@ def test_joined_boilerplate_headings_go_with_their_tables_links():
     assert [(link.target, link.section) for link in article.links] == [("Beta", 0), ("Zeta", -1)]
     german = page_article("de", "Ein Text ist hier.\n\n== Quellen und Literatur ==\n* Buch.")
     assert [s.heading for s in german.sections] == [""]
+    # a title that also names a topic is boilerplate at level 2 only
+    danish = page_article("da", "Danmark er et land.\n\n== Kultur ==\nKultur er vigtig.\n"
+                                "=== Litteratur ===\nH.C. Andersen er en forfatter.\n\n"
+                                "== Litteratur ==\n* En bog.")
+    assert [s.heading for s in danish.sections] == ["", "Kultur", "Litteratur"]
 
 
 def test_definition_terms_and_rules_are_blocks():
@@ -399,6 +404,9 @@ def test_the_html_path_keeps_ipa_drops_quote_attributions_and_reads_typed_entiti
             '</blockquote><p>The film is 35<span typeof="mw:Entity">&amp;</span>nbsp;mm wide. It '
             'costs <span class="frac" role="math">1<span class="sr-only">+</span><span class="num">'
             '1</span>⁄<span class="den">2</span></span> dollars.</p></section>')
+    wrapper = _html_article('<section><blockquote about="#mwt3"><p>Quoted.</p></blockquote><p '
+                            'about="#mwt3">After the war the city was rebuilt.</p></section>')
+    assert wrapper.sections[0].paragraphs == [["Quoted."], ["After the war the city was rebuilt."]]
     article = _html_article(body)
     assert article.sections[0].paragraphs == [
         ["YAML (/ˈjæməl/, rhymes with camel) was first proposed in 2001."],

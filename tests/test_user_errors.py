@@ -277,8 +277,22 @@ def test_two_wikis_or_one_file_twice_are_refused(tmp_path, command):
     copy.write_bytes(english.read_bytes())
     task = ["--task", "ict"] if command == "build" else []
     for inputs, fragments in (((english, german), ("de.xml", "dewiki", "enwiki")),
-                              ((english, copy), ("copy.xml", "same file", "en.xml"))):
-        out = tmp_path / f"out-{command}-{inputs[1].name}"
+                              ((english, copy), ("copy.xml", "same file", "en.xml")),
+                              ((english, english), ("en.xml", "same file"))):
+        out = tmp_path / f"out-{command}-{inputs[0].name}-{inputs[1].name}"
         result = run_cli(command, *task, "-i", inputs[0], "-i", inputs[1], "-o", out)
         assert_one_line_error(result, *fragments)
         assert not (out / "manifest.json").exists()
+
+
+def test_a_passage_corpus_goes_with_a_dump_whatever_language_is_guessed(tmp_path):
+    """A passage corpus's language is guessed without --lang (Ukrainian text was taken for
+    Russian): it is the user's own corpus, not compared with the dump's wiki."""
+    dump = write_fake_dump(tmp_path / "uk.xml", [("Львів", "Львів є містом. Це велике місто.")],
+                           lang="uk")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "1", "title": "Київ", "text": "Київ є столицею України. "
+                                  "Це велике місто на Дніпрі."}, ensure_ascii=False) + "\n",
+                      encoding="utf-8")
+    result = run_cli("parse", "-q", "-i", dump, "-i", corpus, "-o", tmp_path / "out")
+    assert result.returncode == 0, describe(result)

@@ -130,18 +130,24 @@ def open_dump(path: str, lang: str | None = None, keep_copy: bool = False,
     return DumpFile(path, lang=lang, keep_copy=keep_copy, redirects_only=redirects_only)
 
 
-def check_one_wiki(sites: dict) -> None:
-    """The inputs of one job (path -> SiteInfo) are files of one wiki, each given once: two
-    wikis' pages share titles and ids (a WLP query of one language was paired with the other's
-    documents, which worker counts decided, and pages of one were taken for duplicates of the
-    other's), and a file given twice gives every pair twice. Raises DumpError."""
-    first_path, first = next(iter(sites.items()))
-    for path, site in sites.items():
-        if site.lang != first.lang or site.dbname and first.dbname and site.dbname != first.dbname:
-            raise DumpError(f"{path}: a dump of {site.dbname or site.lang}, but {first_path} is one "
-                            f"of {first.dbname or first.lang}: give one wiki's files to a job")
+def check_one_wiki(inputs: list) -> None:
+    """The inputs of one job ((path, reader) in order) are files of one wiki, each given once:
+    two wikis' pages share titles and ids (a WLP query of one language was paired with the
+    other's documents, which worker counts decided, and pages of one were taken for duplicates
+    of the other's), and a file given twice gives every pair twice. A passage corpus is a
+    user's own: its language (guessed without --lang) is not compared. Raises DumpError."""
+    dumps = [(path, reader.site) for path, reader in inputs
+             if not isinstance(reader, PassageCorpus)]
+    if dumps:
+        first_path, first = dumps[0]
+        for path, site in dumps:
+            if site.lang != first.lang or site.dbname and first.dbname \
+                    and site.dbname != first.dbname:
+                raise DumpError(f"{path}: a dump of {site.dbname or site.lang}, but {first_path} "
+                                f"is one of {first.dbname or first.lang}: give one wiki's files "
+                                "to a job")
     seen: dict[tuple, str] = {}
-    for path in sites:
+    for path, _ in inputs:
         key = _file_key(path)
         if key in seen:
             raise DumpError(f"{path}: the same file as {seen[key]}: give each file once")
@@ -213,7 +219,7 @@ def iter_articles(config: ParseConfig, counts: Counter | None = None,
         first = open_dump(paths[0], lang=config.lang, keep_copy=True)
     dumps = [first] + [open_dump(p, lang=config.lang, keep_copy=True, redirects_only=not need_text)
                        for p in paths[1:]]
-    check_one_wiki({p: d.site for p, d in zip(paths, dumps)})
+    check_one_wiki(list(zip(paths, dumps)))
     redirects, texts = read_redirects_and_training_text(dumps, need_text, Counter(),
                                                         config.allow_truncated)
     splitter = SentenceSplitter.for_language(site.lang, texts, method=config.sentence_splitter)

@@ -316,10 +316,10 @@ class PairBuilder:
             return []
         for passage in body:
             p, i, query = lead[choose(len(lead), seed, "bfs", article.id, passage.index)]
-            if any(t == query for _, _, t in passage.sentences):  # (a lead sentence said again)
+            text, tokens, truncated = self.document(passage)
+            if query in text:  # (a lead sentence said again in the section)
                 self.counts["bfs_skipped_query_in_doc"] += 1
                 continue
-            text, tokens, truncated = self.document(passage)
             if truncated:
                 self.counts["bfs_doc_truncated"] += 1
             pairs.append(_pair("bfs", article, (0, p, i), query, article, passage,

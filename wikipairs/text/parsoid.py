@@ -205,6 +205,15 @@ def _raised(sup) -> str | None:
     return raised
 
 
+def _is_attribution(node) -> bool:
+    """Whether an element is a quotation's attribution: it opens with a dash or holds a
+    <cite>."""
+    return node.text().lstrip()[:1] in _DASHES or node.css_first("cite") is not None
+
+
+_DASHES = frozenset("—–―-")
+
+
 def _mark_inline_drop(reason: str, out: list[str]) -> None:
     """Where an inline element was dropped: a hole for a formula (it may have taken words out),
     a note mark after a space (a reference, "(en)": "Esperanto (en), a" reads "Esperanto, a");
@@ -388,6 +397,7 @@ class _Work:
     # elements of the same template's output go with it (a climate table's "Source : ..." line)
     dropped_about: dict[str, str] = field(default_factory=dict)
     heading_level: int = 0  # of the last heading (not pseudo-heading): pseudo-headings go below
+    quote_about: set[str] = field(default_factory=set)  # transclusions holding a <blockquote>
 
 
 @dataclass
@@ -550,6 +560,15 @@ class ParsoidCleaner:
             if reason == "code" and _is_inline_code(tag, child):
                 reason = None
             block = tag in BLOCK_TAGS
+            if reason is None and work.quote_about and attrs \
+                    and attrs.get("about") in work.quote_about and _is_attribution(child):
+                # a quotation's attribution in its template's output after the <blockquote>
+                # ("— Léonard de Vinci, Carnets" after frwiki's {{Citation bloc}}): gone, as
+                # on the wikitext path
+                work.counts["html_quote_attributions"] += 1
+                if block:
+                    self._flush(work)
+                continue
             if reason is None and work.dropped_about and attrs \
                     and attrs.get("about") in work.dropped_about:
                 if block:  # the rest of a dropped transclusion: gone with it, counted once
@@ -584,9 +603,7 @@ class ParsoidCleaner:
             else:
                 self._block(child, work)
                 if tag == "blockquote" and attrs and attrs.get("about"):
-                    # the template's other elements are its attribution ("— Léonard de Vinci,
-                    # Carnets" after frwiki's {{Citation bloc}}): gone, as on the wikitext path
-                    work.dropped_about.setdefault(attrs["about"], "quote_citations")
+                    work.quote_about.add(attrs["about"])
             self._flush(work)
 
     def _inline(self, node, tag: str, attrs: dict, out: list[str], work: _Work) -> None:
@@ -697,7 +714,7 @@ class ParsoidCleaner:
             return
         work.skip_below = None
         self._end_section(work)
-        if in_boilerplate(title, self.boilerplate):
+        if in_boilerplate(title, self.boilerplate, level):
             work.counts["html_dropped_boilerplate_sections"] += 1
             work.skip_below = level
             work.section = None

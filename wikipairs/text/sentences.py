@@ -566,7 +566,8 @@ SPACED_TERMINATORS = "".join(c for c in _sentence_terminals() + EXTRA_TERMINATOR
 _CLOSERS = r"\p{Pe}\p{Pf}"  # closing brackets and quotes: 」』）》”’»)]
 # (ASCII quotes close after a mark followed by whitespace; after 。 they mostly open: 。"&" は)
 _CJK_END = regex.compile(f"[{CJK_TERMINATORS}]+([{_CLOSERS}]*)")
-_SPACED_END = regex.compile(f"[{re.escape(SPACED_TERMINATORS)}]+[{_CLOSERS}\"']*(?=\\s)")
+_SPACED_END = regex.compile(f"[{re.escape(SPACED_TERMINATORS)}]+[{_CLOSERS}\"']*"
+                            "(?:[ \u00a0]+[\u0f0d\u0f0e]+|(?=\\s))")  # (Tibetan "། །": one end)
 # After a quote that ends with a CJK mark, a particle or comma continues the sentence:
 # 「…。」と述べた, 「…。」という, 「…。」の, 「…。」「…。」など; words that begin sentences and start
 # like a particle (ところが, とはいえ, のちに, もし, やがて, でも, ...) do not.

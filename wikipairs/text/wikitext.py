@@ -431,17 +431,23 @@ def heading_text(raw: str) -> str:
     return clean_spaces(raw if raw.isascii() else _INVISIBLE.sub("", raw))  # (U+2060 too)
 
 
-def in_boilerplate(title: str, boilerplate) -> bool:
-    """Whether a section titled `title` is one of `boilerplate` ("Références :", "See also"), or
-    joins some of them ("References and further reading", "Notes and citations", "Quellen und
-    Literatur")."""
+def in_boilerplate(title: str, boilerplate, level: int = 2) -> bool:
+    """Whether a section titled `title` (a heading of `level`) is one of `boilerplate`
+    ("Références :", "See also"), or joins some of them ("References and further reading",
+    "Notes and citations", "Quellen und Literatur"). A title that also names a topic
+    ("Literatur", "Primary sources") is boilerplate only at level 2: "=== Litteratur ===" under
+    "== Kultur ==" is about literature."""
     key = title.casefold().rstrip(": ")
     if key in boilerplate:
-        return True
+        return level <= 2 or key not in TOPIC_TITLES
     parts = _TITLE_JOINS.split(key) if " " in key or "," in key or "/" in key else ()
     return len(parts) > 1 and all(part in boilerplate for part in parts)
 
 
+TOPIC_TITLES = frozenset({
+    "literatur", "литература", "література", "literatura", "literatúra", "literatuur",
+    "litteratur", "kirjandus", "literatūra", "ədəbiyyat", "ლიტერატურა", "primary sources",
+    "secondary sources"})
 # What joins two section titles in one: "and", "&", a comma, a slash, and their kin in other
 # languages ("et", "und", "y", "e", "i", "и", "і", "ve", "en", "och", "og", "ja", "és", "a").
 _TITLE_JOINS = re.compile(r"\s+(?:and|&|et|und|y|e|i|и|і|ve|en|och|og|ja|és|a)\s+|\s*[,/]\s*")
@@ -622,7 +628,7 @@ class Cleaner:
                 if skip_level is not None:
                     work.boilerplate.append((skip_start, m.start()))
                     skip_level = None
-                if in_boilerplate(heading_text(m.group(2)), self.boilerplate):
+                if in_boilerplate(heading_text(m.group(2)), self.boilerplate, level):
                     skip_level, skip_start = level, m.start()
             if skip_level is not None:
                 work.boilerplate.append((skip_start, len(text)))
@@ -749,7 +755,7 @@ class Cleaner:
             if skip_below is not None and level > skip_below:
                 continue
             skip_below = None
-            if level and in_boilerplate(title, self.boilerplate):
+            if level and in_boilerplate(title, self.boilerplate, level):
                 skip_below = level
                 continue
             kept.append((title, level, body))

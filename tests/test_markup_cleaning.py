@@ -416,8 +416,11 @@ def test_the_html_path_keeps_ipa_drops_quote_attributions_and_reads_typed_entiti
 
 def test_nowiki_content_reads_as_typed():
     """<nowiki> shows its content as typed: no link, template, quote or list markup in it is
-    read ("[[x]]" lost its brackets, "{{cite}}" its text, "''italic''" its quotes)."""
-    from conftest import page_article
+    read ("[[x]]" lost its brackets, "{{cite}}" its text, "''italic''" its quotes); its
+    entities are read once ("&lt;br&gt;" read "<;br>;")."""
+    from conftest import page_article, page_sentences
+    assert page_sentences("en", "Use <nowiki>&lt;br&gt;</nowiki> here. And <nowiki>&amp;lt;</nowiki>"
+                                " is it.") == ["Use <br> here.", "And &lt; is it."]
     article = page_article("en", "Write <nowiki>[[x]]</nowiki> to link. Use <nowiki>{{cite}}</nowiki>"
                                  " here. The <nowiki>''italic''</nowiki> form. A <nowiki/>[[y]]s word.")
     assert [s for *_, s in article.sentences()] == [

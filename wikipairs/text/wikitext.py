@@ -271,8 +271,15 @@ def _inline_code(m: re.Match) -> str:
 
 def _literal(m: re.Match) -> str:
     """<nowiki>'s content as typed: its markup characters as entities, which no later pass reads
-    as markup and the text decodes ("<nowiki>[[x]]</nowiki>" reads "[[x]]")."""
-    return m.group(1).translate(LITERAL)
+    as markup and the text decodes ("<nowiki>[[x]]</nowiki>" reads "[[x]]"). Its entities are
+    read, once ("<nowiki>&lt;br&gt;</nowiki>" shows "<br>"; it read "<;br>;")."""
+    content = m.group(1)
+    if "&" in content:
+        return html.unescape(content).translate(_NOWIKI_LITERAL)
+    return content.translate(LITERAL)
+
+
+_NOWIKI_LITERAL = {**LITERAL, ord("&"): "&#38;"}  # (an "&" decoded there is shown as it is)
 
 
 def _without_empty_brackets(text: str) -> str:

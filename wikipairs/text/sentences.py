@@ -511,9 +511,16 @@ _FULLWIDTH_INITIAL = regex.compile(r"(?<![\p{L}\p{N}])\p{Latin}\uff0e$")  # not 
 
 def _open_fullwidth_bracket(text: str, start: int, end: int, next_end: int) -> bool:
     """Whether text[start:end] leaves a fullwidth bracket open that the next piece closes: a
-    note inside （…） has its own 。 (（中国人風。協和語を参照）)."""
-    opened = text.count("\uff08", start, end) - text.count("\uff09", start, end)
-    return opened > 0 and "\uff09" in text[end:next_end]
+    note inside （…） has its own 。 (（中国人風。協和語を参照）), a title inside 『…』 its "!"
+    (『GS美神 極楽大作戦!!』, 『ヤァ! ブロード・ストリート』)."""
+    for opening, closing in _TITLE_BRACKETS:
+        opened = text.count(opening, start, end) - text.count(closing, start, end)
+        if opened > 0 and closing in text[end:next_end]:
+            return True
+    return False
+
+
+_TITLE_BRACKETS = (("\uff08", "\uff09"), ("\u300e", "\u300f"))  # （…）, 『…』
 
 
 def _fullwidth_point_in_word(text: str, start: int, end: int, following: int) -> bool:

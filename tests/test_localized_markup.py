@@ -145,10 +145,11 @@ def test_see_also_and_external_links_of_other_wikis_are_no_text(lang, see_also, 
 @pytest.mark.parametrize("lang,text,expected", [
     # a dropped template leaves no empty brackets behind
     ("en", "'''Alpha''' ({{notarealtemplate|x}}) is a letter.", ["Alpha is a letter."]),
-    ("ko", "'''서울특별시'''({{llang|en|Seoul}})는 수도이다.", ["서울특별시는 수도이다."]),
+    ("ko", "'''서울특별시'''({{xllang|en|Seoul}})는 수도이다.", ["서울특별시는 수도이다."]),
+    ("ko", "'''서울특별시'''({{llang|en|Seoul}})는 수도이다.", ["서울특별시(Seoul)는 수도이다."]),
     ("en", "Beta ({{notarealtemplate|x}}; born 1900) was a poet.", ["Beta (born 1900) was a poet."]),
     # ... nor the separator a dropped template followed ("(서울特別市, )", "（Neumann János，）")
-    ("ko", "'''서울특별시'''(서울特別市, {{llang|en|Seoul}})는 수도이다.", ["서울특별시(서울特別市)는 수도이다."]),
+    ("ko", "'''서울특별시'''(서울特別市, {{xllang|en|Seoul}})는 수도이다.", ["서울특별시(서울特別市)는 수도이다."]),
     ("zh", "诺伊曼（{{lang-hu|Neumann János}}，{{bd|1903年|1957年}}）是数学家。",
      ["诺伊曼（Neumann János）是数学家。"]),
     # characters that show nothing are no part of a sentence
@@ -184,6 +185,9 @@ def test_every_boilerplate_title_matches_its_heading():
             for heading in (title, title.capitalize() + " :"):
                 assert in_boilerplate(heading, titles), (lang, heading)
     assert in_boilerplate("Fußnoten", BOILERPLATE_SECTIONS["de"])
+    # a final sigma casefolds to σ: elwiki's References, Sources, Notes, See also never matched
+    for heading in ("Παραπομπές", "Πηγές", "Σημειώσεις", "Δείτε επίσης"):
+        assert in_boilerplate(heading, BOILERPLATE_SECTIONS["el"]), heading
     from conftest import page_article
     for lang, title in (("th", "อ้างอิง"), ("ta", "மேற்கோள்கள்"), ("ca", "Vegeu també")):
         article = page_article(lang, f"Lead text is here.\n\n== {title} ==\n* An item.")

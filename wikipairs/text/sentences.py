@@ -442,6 +442,8 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
                 or _LOWER_CASED.match(text, start)
                 or initials and _INITIAL.search(text, before, piece_end)
                 or _CLAUSE_MARK.match(text, start)
+                or text[piece_end - 1] == "." and text[piece_end - 2:piece_end - 1].isdigit()
+                and _LIST_NUMBER.search(text[before:piece_end])
                 or ordinals and _ORDINAL.search(text, before, piece_end)
                 or native_stops and text[piece_end - 1] == "." and _CASELESS.match(text, start)
                 or text[piece_end - 1] == "." and piece_end - 2 >= before
@@ -465,6 +467,9 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
 WORDS_OF_ONE_SYLLABLE = frozenset({"vi"})
 # No sentence opens with a comma: "Fondata nel 753 a.C., Roma" (a period inside a sentence).
 _CLAUSE_MARK = re.compile(r"[,;:،、，；]")
+# ... and none ends with a list's number, alone or after a comma ("১." and "বাদাখশান, ২." before
+# "বাদগিস, ৩."): it opens the next.
+_LIST_NUMBER = regex.compile(r"(?:\A|[,;]\s*)\p{Nd}{1,3}\.\Z")
 
 # Languages whose full stop looks like a colon, typed as one where the keyboard lacks it: sentencex
 # ends Armenian sentences at ":" as at "։" ("Երևանը մայրաքաղաքն է: Այն հին է:").

@@ -405,7 +405,7 @@ def test_the_html_path_keeps_ipa_drops_quote_attributions_and_reads_typed_entiti
             'costs <span class="frac" role="math">1<span class="sr-only">+</span><span class="num">'
             '1</span>⁄<span class="den">2</span></span> dollars.</p></section>')
     wrapper = _html_article('<section><blockquote about="#mwt3"><p>Quoted.</p></blockquote><p '
-                            'about="#mwt3">After the war the city was rebuilt.</p></section>')
+                            'about="#mwt3">After the war the city was rebuilt. [12]</p></section>')
     assert wrapper.sections[0].paragraphs == [["Quoted."], ["After the war the city was rebuilt."]]
     article = _html_article(body)
     assert article.sections[0].paragraphs == [
@@ -457,6 +457,10 @@ def test_nowiki_content_reads_as_typed():
      ["The mass is 5.98×10²⁴ kg.", "It is 1.06×10⁻¹⁰ m wide.",
       "It is 10⁹ years old, 5 km² in size, the 1st and 1⁄2 of 1⁄2."]),
     ("bn", "ভর ৫.৯৮{{e|২৪}} কেজি। ভর ৭{{zzz|২২}} কেজি। পরের বাক্য।", ["ভর ৫.৯৮×10^২৪ কেজি।", "পরের বাক্য।"]),
+    # a citation mark typed as text is a note mark; a word's index or a link is not
+    ("el", "Παράγει 63 τρισεκατομμύρια BTU. [59] Ο κόσμος [69] και 24 γερουσιαστές. Το a[1] "
+           "μένει.", ["Παράγει 63 τρισεκατομμύρια BTU.", "Ο κόσμος και 24 γερουσιαστές.",
+                     "Το a[1] μένει."]),
     # ... unless it is a note: a reference, a note's mark
     ("en", "It was 5{{#tag:ref|A note.|group=n}} metres high. It rose 7{{cref2|a}} feet.",
      ["It was 5 metres high.", "It rose 7 feet."]),

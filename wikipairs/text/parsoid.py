@@ -45,7 +45,8 @@ from .templates import superscript
 from .titles import TitleParser, clean_spaces
 from .wikitext import (_CONTINUED_LINE_END, _FORMULA, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE,
                        _SENTENCE_END, _VARIANT_ORDER,
-                       BOILERPLATE_SECTIONS, ParseOptions, _ANY_WORD, _Piece, in_boilerplate,
+                       BOILERPLATE_SECTIONS, TYPED_NOTE_MARK, ParseOptions, _ANY_WORD, _Piece,
+                       in_boilerplate,
                        prose_spans, pseudo_heading_level, sentence_goes_on,
                        without_holes)
 
@@ -759,6 +760,8 @@ class ParsoidCleaner:
         ("&lt;div&gt;", <nowiki>): it stays, as the wikitext path keeps typed entities."""
         if "&" in text:  # "35&amp;nbsp;mm" typed: the entity, as the wikitext path reads it
             text = _TYPED_ENTITY.sub(lambda m: htmllib.unescape(m.group()), text)
+        if "[" in text:  # a citation mark typed as text (the wikitext path's rule)
+            text = TYPED_NOTE_MARK.sub(_NOTE, text)
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
         if "  " in text or _OTHER_SPACE.search(text):

@@ -142,6 +142,9 @@ _DISPLAY_FORMULAS = re.compile(
     r"(?m)^(?:[ \t:]*<(?i:math|chem|ce)\b(?:[^>/]|/(?!>))*>"
     r"(?:[^<]|<(?!/?(?i:math|chem|ce)\b))*</(?i:math|chem|ce)\s*>[ \t]*[.,;:]?[ \t]*(?:\n|\Z))+")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
+# A citation mark typed as text ("… BTU. [59]", "κόσμο [69] και"): a number in brackets after a
+# space or an end mark, before one or a space; never a link ("[[59]]") nor a word's index ("a[1]").
+TYPED_NOTE_MARK = re.compile(r"(?<=[\s.,;:!?।॥。])\[\d{1,3}\](?=[\s.,;:!?।॥。)]|\Z)")
 _LAST_REF = re.compile(r"<(?i:ref)\b[^>]*/>\Z|<(?i:ref)\b[^>]*>(?:(?!</?(?i:ref)\b).){0,4000}"
                        r"</(?i:ref)\s*>\Z", re.S)  # (one ref: its body holds no other)
 _CONTINUED_LINE_END = regex.compile(r"[\p{L}\p{M}\p{N},]\Z")
@@ -524,6 +527,8 @@ class Cleaner:
                 text, m.start(), m.end()) else "", text)
         if " <ref" in text:  # a note mark where it stood: "Gamma <ref>..</ref>, delta"
             text = text.replace(" <ref", " " + _NOTE + "<ref")
+        if "[" in text:  # "[59]" typed, a citation mark pasted from another site: a note mark
+            text = TYPED_NOTE_MARK.sub(_NOTE, text)
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)
         if self._converts_variants and "-{" in text:

@@ -457,10 +457,12 @@ def test_nowiki_content_reads_as_typed():
      ["The mass is 5.98×10²⁴ kg.", "It is 1.06×10⁻¹⁰ m wide.",
       "It is 10⁹ years old, 5 km² in size, the 1st and 1⁄2 of 1⁄2."]),
     ("bn", "ভর ৫.৯৮{{e|২৪}} কেজি। ভর ৭{{zzz|২২}} কেজি। পরের বাক্য।", ["ভর ৫.৯৮×10^২৪ কেজি।", "পরের বাক্য।"]),
-    # a citation mark typed as text is a note mark; a word's index or a link is not
-    ("el", "Παράγει 63 τρισεκατομμύρια BTU. [59] Ο κόσμος [69] και 24 γερουσιαστές. Το a[1] "
-           "μένει.", ["Παράγει 63 τρισεκατομμύρια BTU.", "Ο κόσμος και 24 γερουσιαστές.",
+    # a citation mark typed as text at a sentence's end is a note mark; an index, a set is not
+    ("el", "Παράγει 63 τρισεκατομμύρια BTU. [59] Η χώρα έχει 24 γερουσιαστές [20]. Το a[1] "
+           "μένει.", ["Παράγει 63 τρισεκατομμύρια BTU.", "Η χώρα έχει 24 γερουσιαστές.",
                      "Το a[1] μένει."]),
+    ("en", "The set [1] is a singleton. Write a = b [0] to get it.",
+     ["The set [1] is a singleton.", "Write a = b [0] to get it."]),
     # ... unless it is a note: a reference, a note's mark
     ("en", "It was 5{{#tag:ref|A note.|group=n}} metres high. It rose 7{{cref2|a}} feet.",
      ["It was 5 metres high.", "It rose 7 feet."]),

@@ -467,9 +467,10 @@ def _joined_false_ends(text: str, spans: list[tuple[int, int]],
 WORDS_OF_ONE_SYLLABLE = frozenset({"vi"})
 # No sentence opens with a comma: "Fondata nel 753 a.C., Roma" (a period inside a sentence).
 _CLAUSE_MARK = re.compile(r"[,;:،、，；]")
-# ... and none ends with a list's number, alone or after a comma ("১." and "বাদাখশান, ২." before
-# "বাদগিস, ৩."): it opens the next.
-_LIST_NUMBER = regex.compile(r"(?:\A|[,;]\s*)\p{Nd}{1,3}\.\Z")
+# ... and none ends with a list's number, alone ("১.") or, in a list opened by one, after a comma
+# ("১. বাদাখশান, ২." before "বাদগিস, ৩."): it opens the next. (Not "4,779,736." nor "scored 2, 3.")
+_LIST_NUMBER = regex.compile(
+    r"\A\p{Nd}{1,3}\.\Z|\A\p{Nd}{1,3}\.\s.*(?<!\p{Nd})[,;]\s+\p{Nd}{1,3}\.\Z", regex.S)
 
 # Languages whose full stop looks like a colon, typed as one where the keyboard lacks it: sentencex
 # ends Armenian sentences at ":" as at "։" ("Երևանը մայրաքաղաքն է: Այն հին է:").

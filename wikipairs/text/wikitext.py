@@ -142,9 +142,12 @@ _DISPLAY_FORMULAS = re.compile(
     r"(?m)^(?:[ \t:]*<(?i:math|chem|ce)\b(?:[^>/]|/(?!>))*>"
     r"(?:[^<]|<(?!/?(?i:math|chem|ce)\b))*</(?i:math|chem|ce)\s*>[ \t]*[.,;:]?[ \t]*(?:\n|\Z))+")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
-# A citation mark typed as text ("… BTU. [59]", "κόσμο [69] και"): a number in brackets after a
-# space or an end mark, before one or a space; never a link ("[[59]]") nor a word's index ("a[1]").
-TYPED_NOTE_MARK = re.compile(r"(?<=[\s.,;:!?।॥。])\[\d{1,3}\](?=[\s.,;:!?।॥。)]|\Z)")
+# A citation mark typed as text ("… BTU. [59]", "χώρα [20]."): a number in brackets right after
+# a sentence's end mark (a space between or not), or after a space right before one; never a
+# link ("[[59]]"), a word's index ("a[1]", "b [0] to get"), a set ("The set [1] is").
+TYPED_NOTE_MARK = re.compile(
+    r"(?:(?<=[.!?।॥。])|(?<=[.!?।॥。]\s))\[\d{1,3}\](?=[\s.,;:!?।॥。)]|\Z)"
+    r"|(?<=\s)\[\d{1,3}\](?=[.,;:!?।॥。](?:\s|\Z))")
 _LAST_REF = re.compile(r"<(?i:ref)\b[^>]*/>\Z|<(?i:ref)\b[^>]*>(?:(?!</?(?i:ref)\b).){0,4000}"
                        r"</(?i:ref)\s*>\Z", re.S)  # (one ref: its body holds no other)
 _CONTINUED_LINE_END = regex.compile(r"[\p{L}\p{M}\p{N},]\Z")

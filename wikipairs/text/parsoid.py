@@ -44,11 +44,11 @@ from .sentences import SentenceSplitter
 from .templates import superscript
 from .titles import TitleParser, clean_spaces
 from .wikitext import (_CONTINUED_LINE_END, _FORMULA, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE,
-                       _SENTENCE_END, _VARIANT_ORDER,
-                       BOILERPLATE_SECTIONS, TYPED_NOTE_MARK, ParseOptions, _ANY_WORD, _Piece,
+                       _END_MARKS, _VARIANT_ORDER,
+                       BOILERPLATE_SECTIONS, ParseOptions, _ANY_WORD, _Piece,
                        in_boilerplate,
                        prose_spans, pseudo_heading_level, sentence_goes_on,
-                       without_holes)
+                       typed_note_marks, without_holes)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # Elements whose boundaries end a paragraph (their inline content is a paragraph of its own).
@@ -201,7 +201,7 @@ def _raised(sup) -> str | None:
         return None
     before = sup.prev
     if before is not None and before.tag == "-text" \
-            and (before.text_content or "")[-1:] in _SENTENCE_END:
+            and (before.text_content or "")[-1:] in _END_MARKS:
         return ""
     return raised
 
@@ -760,8 +760,7 @@ class ParsoidCleaner:
         ("&lt;div&gt;", <nowiki>): it stays, as the wikitext path keeps typed entities."""
         if "&" in text:  # "35&amp;nbsp;mm" typed: the entity, as the wikitext path reads it
             text = _TYPED_ENTITY.sub(lambda m: htmllib.unescape(m.group()), text)
-        if "[" in text:  # a citation mark typed as text (the wikitext path's rule)
-            text = TYPED_NOTE_MARK.sub(_NOTE, text)
+        text = typed_note_marks(text)  # a citation mark typed as text (the wikitext path's)
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
         if "  " in text or _OTHER_SPACE.search(text):

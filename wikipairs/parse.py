@@ -328,5 +328,6 @@ def _redirect_table(redirects: RedirectMap) -> pa.Table:
                      "resolved": [r[2] for r in rows]}, schema=arrow_schema(REDIRECT))
 
 
-__all__ = ["ParseConfig", "check_one_wiki", "cleaner_for", "cleaner_kind", "iter_articles", "open_dump",
-           "page_redirects", "parse_dump", "parse_page", "article_row", "training_text"]
+__all__ = ["ParseConfig", "check_one_wiki", "cleaner_for", "cleaner_kind", "iter_articles",
+           "open_dump", "page_redirects", "parse_dump", "parse_page", "article_row",
+           "training_text"]

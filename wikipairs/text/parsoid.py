@@ -323,7 +323,8 @@ def _holds_formulas_only(block) -> bool:
 def _sibling(node, direction: str):
     """The next or previous sibling element of `node`, past spaces; None at text or the end."""
     sibling = getattr(node, direction)
-    while sibling is not None and sibling.tag == "-text" and not (sibling.text_content or "").strip():
+    while sibling is not None and sibling.tag == "-text" \
+            and not (sibling.text_content or "").strip():
         sibling = getattr(sibling, direction)
     return None if sibling is None or sibling.tag == "-text" else sibling
 

@@ -367,7 +367,7 @@ def _sentencex_spans(lang: str, text: str) -> list[tuple[int, int]]:
     if spans and text[spans[-1][1]:].strip():  # a last quote mark, spaced: 'যায়। "'
         spans[-1] = (spans[-1][0], len(text.rstrip()))
     words = FALSE_ABBREVIATIONS.get(lang)
-    if words and len(spans) and "." in text:
+    if words and spans and "." in text:
         spans = _cut_after_words(text, spans, words)
     return _joined_false_ends(text, spans, lang)
 

@@ -141,11 +141,10 @@ def is_unspaced_fragment(text: str) -> bool:
     if _ENDED.search(text):
         return False
     unspaced = len(_MARKED_UNSPACED_CHAR.findall(text))
-    return unspaced > 0 and 2 * unspaced >= len(_LETTER_CHAR.findall(text))
+    return unspaced > 0 and 2 * unspaced >= len(_LETTER.findall(text))
 
 
 _MARKED_UNSPACED_CHAR = regex.compile(r"[%s%s\p{Khmer}\p{Myanmar}]" % (_HAN, _KANA))
-_LETTER_CHAR = regex.compile(r"\p{L}")
 _ENDED = regex.compile(r"[\p{Sentence_Terminal}][\p{Pe}\p{Pf}\"']*\s*$")
 
 __all__ = ["token_count", "tokens", "truncate_tokens", "truncate_by_count", "is_prose",

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import write_fake_dump
+from conftest import page_sentences, write_fake_dump
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.pairs.quality import is_leak
 
@@ -90,6 +90,24 @@ def test_stray_link_brackets_are_removed_and_counted(tmp_path):
     kerala = [link for link in article.links if link.target == "Kerala"]
     sentence = article.sections[0].paragraphs[0][kerala[0].sentence]
     assert sentence[kerala[0].start:kerala[0].end] == "the state"
+
+
+@pytest.mark.parametrize("wikitext, expected", [
+    # elwiki's real slips: a link's closing brackets typed before it, an unclosed link, a
+    # single closing bracket, a third opening one, a bracket inside the target
+    ("των ]]Οίκος των Αγιλολφιδών|Αγιλολφιδών]] μέχρι το 788.", "των Αγιλολφιδών μέχρι το 788."),
+    ("(της [[Οίκος των Γιαγκελλόνων|δυναστείας των Γιαγκελλόνων) σκοτώθηκε.",
+     "(της δυναστείας των Γιαγκελλόνων) σκοτώθηκε."),
+    ("Των ιδιωτικών [[Απόσταξη|αποστακτηρίων] είναι γνωστά.", "Των ιδιωτικών αποστακτηρίων είναι γνωστά."),
+    ("Η εορτή της [[[Ελληνική Επανάσταση του 1821|Εθνεγερσίας]] ήρθε.", "Η εορτή της Εθνεγερσίας ήρθε."),
+    ("Μία λεία [[Σύνδεση [(κύρια δέσμη)|γραμμική σύνδεση]] είναι δομή.",
+     "Μία λεία γραμμική σύνδεση είναι δομή."),
+    # bars that are no link's: kept
+    ("It is [[here] and f|X is the map.", "It is here and f|X is the map."),
+    ("A set {t| a in A} is [[here]] and g|Y is [[there].", "A set {t| a in A} is here and g|Y is there."),
+])
+def test_a_stray_links_target_goes_with_its_bar(wikitext, expected):
+    assert page_sentences("el", wikitext) == [expected]
 
 
 def test_table_and_column_debris_lines_are_dropped(tmp_path):

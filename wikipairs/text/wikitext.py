@@ -191,6 +191,13 @@ _DEBRIS_START = frozenset("|!{}-")
 # Link brackets left in text: markup the source leaves unbalanced ("[[Thrissur]", "[[[x]]]"),
 # shown as typed by MediaWiki but never words of a sentence.
 _STRAY_BRACKETS = re.compile(r"\[\[+(?:([^\[\]\n]*)\](?!\]))?|\]\]+")  # "[[x]" too
+# A link's target and bar left after a stray run of brackets: "[[Target|anchor)", "[[[Target|
+# anchor]]", "]]Target|anchor]]", "[[Target [x]|anchor]]": the reader sees the anchor, so the
+# target goes with its bar (a title: no newline, no "]" but one closing a "[", at most 255
+# characters).
+# "[[Target|anchor]" is _STRAY_BRACKETS' (the bar's lookahead leaves it).
+_STRAY_TARGET = re.compile(r"(?:\[\[+|\]\]+)(?=[^\s|\[\]])(?:[^\[\]|\n]|\[[^\[\]|\n]*\]|\[(?!\[)){1,255}+\|"
+                           r"(?![^\[\]|\n]*\](?!\]))")
 _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
 # A link's trail: the letters right after `]]` that join its anchor ("[[bus]]es"): those of
 # MediaWiki's $linkTrail for the wiki's language (link_trails.py, see `link_trail`).
@@ -1227,11 +1234,20 @@ def _without_stray_brackets(pieces: list[_Piece], counts: Counter | None) -> lis
     for piece in pieces:
         text = piece.text
         if "[[" in text or "]]" in text:
-            piece.text, n = _STRAY_BRACKETS.subn(lambda m: m.group(1) or "", text)
+            if "|" in text:
+                text, found_targets = _STRAY_TARGET.subn("", text)
+                found += found_targets
+            piece.text, n = _STRAY_BRACKETS.subn(_stray_link_text, text)
             found += n
     if found and counts is not None:
         counts["stray_link_brackets"] += found
     return pieces
+
+
+def _stray_link_text(m: re.Match) -> str:
+    """What a reader sees of a stray run of brackets: nothing, or the anchor of "[[x|anchor]"."""
+    inside = m.group(1)
+    return inside.rsplit("|", 1)[-1] if inside else ""
 
 
 def _unescape(text: str) -> str:

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import page_sentences, write_fake_dump
+from conftest import page_article, page_sentences, write_fake_dump
 from wikipairs.parse import ParseConfig, iter_articles
 from wikipairs.pairs.quality import is_leak
 
@@ -108,6 +108,40 @@ def test_stray_link_brackets_are_removed_and_counted(tmp_path):
 ])
 def test_a_stray_links_target_goes_with_its_bar(wikitext, expected):
     assert page_sentences("el", wikitext) == [expected]
+
+
+@pytest.mark.parametrize("lang, wikitext, expected", [
+    # jawiki's: a sentence goes on after a list in its middle, with a particle
+    ("ja", "基本の5母音は、それぞれ\n*{{IPA|ä}}、{{IPA|i̠}}\nに近い発音と捉えられる。次の文です。",
+     ["ä、i̠", "次の文です。"]),
+    ("ja", "題目を示す。たとえば、\n*4. 象は 大きい。\n*5. 象は おりに入れた。\nなどの文では、題目を示す。"
+     "後の文。", ["題目を示す。", "4. 象は 大きい。", "5. 象は おりに入れた。", "後の文。"]),
+    ("en", "It has two kinds. The main types are\n* [[Alpha]]\n* Beta\nwhich differ in [[size]]. "
+     "They are common.", ["It has two kinds.", "Alpha", "Beta", "They are common."]),
+    ("en", "It came in 1969 from six journals,\n#one\n#two\nand grew later. It is read.",
+     ["one", "two", "It is read."]),
+    # a list after a finished sentence, before a capital or a new block: nothing is cut
+    ("ja", "次のとおりである。\n*A\n*B\nこれらは別の文である。", ["次のとおりである。", "A", "B", "これらは別の文である。"]),
+    ("ja", "以下の子音は二重子音となる。\n; + r\n: br, tr\ndr は二重子音である。",
+     ["以下の子音は二重子音となる。", "+ r", "br, tr", "dr は二重子音である。"]),
+    ("ja", "高速バス\n*東京駅\n夜行高速バス\n*上野駅", ["高速バス", "東京駅", "夜行高速バス", "上野駅"]),
+    ("en", "Notable people include\n* [[Alpha]]\nThe town has a school.",
+     ["Notable people include", "Alpha", "The town has a school."]),
+    ("en", "Such as:\n* [[Alpha]]\n\nand others were there.", ["Such as:", "Alpha", "and others were there."]),
+])
+def test_the_ends_of_a_sentence_a_list_interrupts_are_dropped(lang, wikitext, expected):
+    assert page_sentences(lang, wikitext) == expected
+
+
+def test_links_of_a_sentence_a_list_interrupts_go_with_it():
+    article = page_article("en", "[[Alpha]] is one. The types are [[Beta]]\n* x\nwhich [[Gamma|differ]]"
+                           " in [[size]]. Then [[Delta]] came.\n")
+    assert article.sections[0].paragraphs == [["Alpha is one."], ["x"], ["Then Delta came."]]
+    assert [(link.target, link.paragraph, link.sentence) for link in article.links] == [
+        ("Alpha", 0, 0), ("Delta", 2, 0)]
+    for link in article.links:
+        sentence = article.sections[link.section].paragraphs[link.paragraph][link.sentence]
+        assert sentence[link.start:link.end] == link.target, (link, sentence)
 
 
 def test_table_and_column_debris_lines_are_dropped(tmp_path):

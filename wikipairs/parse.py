@@ -265,7 +265,9 @@ def parse_dump(config: ParseConfig) -> dict:
         "debris": {"wordless_sentences": counts["wordless_sentences"],
                    "leading_pipes": counts["leading_pipes"],
                    "link_bars": counts["link_bars"],
-                   "lost_words_sentences": counts["lost_words_sentences"]},
+                   "lost_words_sentences": counts["lost_words_sentences"],
+                   # the two ends of a sentence a list interrupted (text/wikitext.py _Paragraph)
+                   "list_cut_sentences": counts["list_cut_sentences"]},
         "pseudo_headings": counts["pseudo_headings"],  # ";Term" lines made headings
         "redirect_cycles_or_too_deep": sum(1 for _, _, r in redirects.rows() if r is None),
         "lang": info["lang"], "sentence_splitter": info["sentence_splitter"],

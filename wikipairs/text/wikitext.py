@@ -385,6 +385,74 @@ def _list_item(line: str) -> list[str]:
     return [_LIST_ITEM.sub("", line)]
 
 
+@dataclass
+class _Paragraph:
+    """A paragraph's wikitext and the fragments of a sentence that a list (or indented lines)
+    in its middle cut ("the vowels are\n* a, i, u\nin that order."): its first sentence ends
+    the cut one (`cut_first`), its last one begins it (`cut_last`). Neither is a sentence a
+    reader would take for whole, so both are dropped (`list_cut_sentences`)."""
+
+    text: str
+    cut_first: bool = False
+    cut_last: bool = False
+
+
+# What may open a line's text before its first letter: bold or italic quotes, a link's
+# brackets and target, the marks of dropped templates, spaces.
+_LINE_OPENING = re.compile(r"(?:'{2,}|\[\[(?:[^|\]\n]*\|)?|[\s\x03\x04\x05\ue005\ue006])*")
+
+
+def _continues_after_list(before: _Paragraph | None, line: str) -> bool:
+    """Whether `line`, right after list lines, goes on with the sentence the list interrupted
+    (never after a sentence's end mark): it opens with a lower-case letter ("such as:\n* a\n* b
+    \nwhich differ"), or the text before the list stopped on a comma ("for example,\n* ...")
+    or, opening with kana, on a word (jawiki "基本の5母音は、それぞれ\n*ä、i̠ ...\nに近い発音と
+    捉えられる。": Japanese particles; a line of kanji or katakana there is a label)."""
+    end = _paragraph_end(before.text) if before is not None else ""
+    if end in _END_MARKS and end:
+        return False
+    first = line[_LINE_OPENING.match(line).end():][:1]
+    if not first or not _WORD_END.match(first):
+        return False
+    if first.islower():
+        return True
+    if first.isupper() or first.istitle() or before is None:
+        return False
+    return end in _SEPARATORS or "\u3041" <= first <= "\u309f" and _unfinished(before.text)
+
+
+def _paragraph_end(text: str) -> str:
+    text = text.rstrip(" \t\x03\x04\x05'")
+    if text.endswith("]]"):
+        return "a"  # a link's anchor: a word
+    return text[-1:]
+
+
+def _unfinished(text: str) -> bool:
+    """Whether a paragraph stops mid-sentence: on a word or a comma, not on an end mark, a
+    colon, a closing bracket or quote."""
+    end = _paragraph_end(text)
+    return end in _SEPARATORS or bool(end) and bool(_WORD_END.match(end))
+
+
+def _cut_list_fragments(paragraph: _Paragraph, sentences: list[str], links: list[Link],
+                        counts: Counter | None) -> tuple[list[str], list[Link]]:
+    """`sentences` without the fragments a list cut (`_Paragraph`), their links with them and
+    the others' sentence indices moved to match."""
+    keep = range(1 if paragraph.cut_first else 0,
+                 len(sentences) - (1 if paragraph.cut_last else 0))
+    if counts is not None:
+        counts["list_cut_sentences"] += len(sentences) - len(keep)
+    if len(keep) == len(sentences):
+        return sentences, links
+    kept_links = []
+    for link in links:
+        if link.sentence in keep:
+            link.sentence -= keep.start
+            kept_links.append(link)
+    return sentences[keep.start:keep.stop], kept_links
+
+
 def with_pseudo_headings(text: str, counts: Counter | None = None) -> str:
     """`text` with its pseudo-headings made headings: a definition list of terms alone (lines
     "; Term" in a row, none with a definition, on the line after a colon or on a line ": ..."),
@@ -780,26 +848,51 @@ class Cleaner:
         return kept
 
     def paragraphs(self, body: str) -> list[str]:
+        return [paragraph.text for paragraph in self.paragraph_runs(body)]
+
+    def paragraph_runs(self, body: str) -> list[_Paragraph]:
+        """The paragraphs of a section's body, each with what a list in the middle of its
+        sentence took from it (`_Paragraph`, `_continues_after_list`)."""
         out = []
         for block in _PARA_BREAK.split(body):
-            lines, current = [], []
+            lines: list[_Paragraph] = []
+            current: list[str] = []
+            cut_first = False  # `current` opens with the end of a sentence a list cut
+            before: _Paragraph | None = None  # the text just before the list lines read
+            in_list = False
+
+            def flush():
+                nonlocal current, cut_first
+                paragraph = _Paragraph(" ".join(current), cut_first=cut_first)
+                lines.append(paragraph)
+                current, cut_first = [], False
+                return paragraph
+
             for line in block.split("\n"):
                 if _LIST_ITEM.match(line):
                     if current:
-                        lines.append(" ".join(current))
-                        current = []
+                        before = flush()
+                    elif not in_list:
+                        before = None
+                    in_list = True
                     if self.options.keep_lists:
-                        lines.extend(_list_item(line))
-                else:
-                    line = line.strip()
-                    if line and (line[0] not in _DEBRIS_START or not _DEBRIS_LINE.match(line)):
-                        current.append(line)
-                    elif line and current:  # a rule ("----") or a table's edge: a block ends
-                        lines.append(" ".join(current))
-                        current = []
+                        lines.extend(_Paragraph(item) for item in _list_item(line))
+                    continue
+                line = line.strip()
+                if line and (line[0] not in _DEBRIS_START or not _DEBRIS_LINE.match(line)):
+                    if in_list and _continues_after_list(before, line):
+                        cut_first = True
+                        if before is not None and _unfinished(before.text):
+                            before.cut_last = True
+                    in_list = False
+                    current.append(line)
+                elif line:  # a rule ("----") or a table's edge: a block ends
+                    if current:
+                        flush()
+                    in_list, before = False, None
             if current:
-                lines.append(" ".join(current))
-            out.extend(p for p in lines if len(p.strip()) >= self.options.min_paragraph_chars)
+                flush()
+            out.extend(p for p in lines if len(p.text.strip()) >= self.options.min_paragraph_chars)
         return out
 
     # ---- rendering with link offsets -----------------------------------------------------
@@ -950,8 +1043,10 @@ class Cleaner:
                           categories=categories)
         for heading, level, body in self.sections(text, counts):
             section = Section(heading=heading, level=level)
-            for paragraph in self.paragraphs(body):
-                sentences, links = self._sentences(self.render(paragraph, counts), counts)
+            for paragraph in self.paragraph_runs(body):
+                sentences, links = self._sentences(self.render(paragraph.text, counts), counts)
+                if paragraph.cut_first or paragraph.cut_last:
+                    sentences, links = _cut_list_fragments(paragraph, sentences, links, counts)
                 if not sentences:
                     continue
                 s, p = len(article.sections), len(section.paragraphs)

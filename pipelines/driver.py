@@ -29,7 +29,7 @@ from wikipairs.schemas import SCHEMA_VERSION
 from wikipairs.errors import WikipairsError
 from wikipairs.shards.layout import FORMATS, remove_empty_format_folders, replaced_folders
 from wikipairs.pairs.tasks import TASKS, PairConfig
-from wikipairs.parse import ParseConfig, check_one_wiki, open_dump, training_text
+from wikipairs.parse import ParseConfig, check_one_wiki, open_header, training_text
 from wikipairs.progress import LineWriter, ProgressLines
 from wikipairs.text import template_drops
 from wikipairs.text.sentences import SentenceSplitter
@@ -180,7 +180,7 @@ def build(config: BuildConfig) -> dict:
         splits = plan_splits(config.inputs, config.streams_per_split, config.parts_per_file)
     paths = sorted({s.path for s in splits}, key=[s.path for s in splits].index)
     if not config.dry_run:
-        readers = {p: open_dump(p, lang=parse.lang) for p in paths}  # XML, HTML, passages
+        readers = {p: open_header(p, lang=parse.lang) for p in paths}  # XML, HTML, passages
         # (as given: a path given twice is one split but still an error)
         check_one_wiki([(p, readers[p]) for p in expand_inputs(config.inputs) if p in readers])
         sites = {p: reader.site for p, reader in readers.items()}

@@ -140,12 +140,12 @@ def _announce_splitting(inputs: list[str], lang: str | None, method: str, quiet:
     """Say before the run how it splits sentences (and measures tokens), and warn where
     `auto` falls back to sentencex for want of the language's Punkt model: the same command
     then gives other sentences elsewhere. The warning is not progress: --quiet keeps it."""
-    from .parse import open_dump
+    from .parse import open_header
     from .reading import expand_inputs
     from .text.sentences import missing_model_warning, splitter_source
 
     try:
-        lang = lang or open_dump(expand_inputs(inputs)[0]).site.lang  # XML or Enterprise HTML
+        lang = lang or open_header(expand_inputs(inputs)[0]).site.lang  # XML or Enterprise HTML
     except WikipairsError:
         return  # an input that cannot be read: the command says why when it reads it
     warning = missing_model_warning(lang, method)

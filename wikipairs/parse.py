@@ -130,6 +130,14 @@ def open_dump(path: str, lang: str | None = None, keep_copy: bool = False,
     return DumpFile(path, lang=lang, keep_copy=keep_copy, redirects_only=redirects_only)
 
 
+def open_header(path: str, lang: str | None = None) -> DumpFile | EnterpriseDump | PassageCorpus:
+    """The reader of a dump file opened for its site (language, namespaces) alone: opened as a
+    first pass's, it decompresses in the calling thread only what is read of it (a reader opened
+    for pages starts a thread that decompresses 8 MiB ahead: ~0.6 s of bz2 spent for nothing
+    by each such opening, and in a build's driver beside the workers)."""
+    return open_dump(path, lang=lang, redirects_only=True)
+
+
 def check_one_wiki(inputs: list) -> None:
     """The inputs of one job ((path, reader) in order) are files of one wiki, each given once:
     two wikis' pages share titles and ids (a WLP query of one language was paired with the

@@ -175,7 +175,7 @@ def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 
     import multiprocessing
     import tempfile
 
-    from ..parse import iter_articles, open_dump
+    from ..parse import iter_articles, open_header
     from ..reading import expand_inputs
     from ..text.sentences import SentenceSplitter
 
@@ -191,7 +191,7 @@ def sample_dump_sentences(config, max_sentences: int, seed: int, workers: int = 
         return sample_sentences(progress.articles(iter_articles(config, counts)), max_sentences,
                                 seed)
     paths = expand_inputs(config.inputs)
-    sites = {p: open_dump(p, lang=config.lang).site for p in paths}  # XML or Enterprise HTML
+    sites = {p: open_header(p, lang=config.lang).site for p in paths}  # XML or Enterprise HTML
     texts = []
     if SentenceSplitter.needs_training_text(config.sentence_splitter):
         from ..parse import training_text

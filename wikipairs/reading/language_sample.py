@@ -113,7 +113,7 @@ def language_mismatch(path: str) -> tuple[str, TextLanguage | None]:
     if input_kind(path) == ENTERPRISE_HTML:
         dump = EnterpriseDump(path)
         return dump.site.lang, mismatch(dump.site.lang, sample_html_article_texts(dump))
-    declared = DumpFile(path).site.lang
+    declared = DumpFile(path, redirects_only=True).site.lang  # its head only, read in this thread
     return declared, mismatch(declared, sample_article_texts(path))
 
 

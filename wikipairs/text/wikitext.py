@@ -194,9 +194,10 @@ _STRAY_BRACKETS = re.compile(r"\[\[+(?:([^\[\]\n]*)\](?!\]))?|\]\]+")  # "[[x]" 
 # A link's target and bar left after a stray run of brackets: "[[Target|anchor)", "[[[Target|
 # anchor]]", "]]Target|anchor]]", "[[Target [x]|anchor]]": the reader sees the anchor, so the
 # target goes with its bar (a title: no newline, no "]" but one closing a "[", at most 255
-# characters).
-# "[[Target|anchor]" is _STRAY_BRACKETS' (the bar's lookahead leaves it).
-_STRAY_TARGET = re.compile(r"(?:\[\[+|\]\]+)(?=[^\s|\[\]])(?:[^\[\]|\n]|\[[^\[\]|\n]*\]|\[(?!\[)){1,255}+\|"
+# characters; possessive, so never tried again from inside). "[[Target|anchor]" is left to
+# _STRAY_BRACKETS (the lookahead after the bar).
+_STRAY_TARGET = re.compile(r"(?:\[\[+|\]\]+)(?=[^\s|\[\]])"
+                           r"(?:[^\[\]|\n]|\[[^\[\]|\n]*\]|\[(?!\[)){1,255}+\|"
                            r"(?![^\[\]|\n]*\](?!\]))")
 _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
 # A link's trail: the letters right after `]]` that join its anchor ("[[bus]]es"): those of
@@ -409,7 +410,7 @@ def _continues_after_list(before: _Paragraph | None, line: str) -> bool:
     or, opening with kana, on a word (jawiki "基本の5母音は、それぞれ\n*ä、i̠ ...\nに近い発音と
     捉えられる。": Japanese particles; a line of kanji or katakana there is a label)."""
     end = _paragraph_end(before.text) if before is not None else ""
-    if end in _END_MARKS and end:
+    if end in _END_MARKS:
         return False
     first = line[_LINE_OPENING.match(line).end():][:1]
     if not first or not _WORD_END.match(first):
@@ -869,12 +870,14 @@ class Cleaner:
                 return paragraph
 
             for line in block.split("\n"):
-                if _LIST_ITEM.match(line):
+                item = _LIST_ITEM.match(line)
+                if item:
                     if current:
                         before = flush()
                     elif not in_list:
                         before = None
-                    in_list = True
+                    # (an indented line left empty held a display formula: its rule's, not this)
+                    in_list = in_list or item.end() < len(line.rstrip())
                     if self.options.keep_lists:
                         lines.extend(_Paragraph(item) for item in _list_item(line))
                     continue

@@ -192,3 +192,21 @@ def test_every_boilerplate_title_matches_its_heading():
     for lang, title in (("th", "อ้างอิง"), ("ta", "மேற்கோள்கள்"), ("ca", "Vegeu també")):
         article = page_article(lang, f"Lead text is here.\n\n== {title} ==\n* An item.")
         assert [s.heading for s in article.sections] == [""], (lang, title)
+
+
+@pytest.mark.parametrize("lang, heading, level, dropped", [
+    # further reading and bibliographies the survey of the real dumps found kept (de 114
+    # sentences of book entries, bn 304, el 232)
+    ("de", "Sekundärliteratur", 2, True), ("el", "Προτεινόμενη βιβλιογραφία", 2, True),
+    ("el", "Δικτυακοί τόποι", 2, True), ("bn", "আরও পড়ুন", 2, True), ("bn", "গ্রন্থপঞ্জি", 2, True),
+    ("ja", "Further readings", 2, True),
+    # a qualifier in brackets after a boilerplate title
+    ("el", "Βιβλιογραφία (στα αγγλικά)", 2, True), ("de", "Weblinks (englisch)", 3, True),
+    ("en", "History (ancient)", 2, False),
+    # titles that also name a topic are boilerplate at level 2 only
+    ("el", "Σύνδεσμοι", 2, True), ("el", "Σύνδεσμοι", 3, False), ("bn", "উৎস", 3, False),
+])
+def test_more_boilerplate_titles(lang, heading, level, dropped):
+    from wikipairs.text.wikitext import BOILERPLATE_SECTIONS, in_boilerplate
+    titles = BOILERPLATE_SECTIONS["en"] | BOILERPLATE_SECTIONS[lang]
+    assert in_boilerplate(heading, titles, level) is dropped

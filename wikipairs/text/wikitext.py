@@ -35,14 +35,20 @@ BOILERPLATE_SECTIONS = {
            "sources", "citations", "footnotes", "notes and references", "references and notes",
            "external link", "works cited", "general references", "explanatory notes",
            "related pages", "other websites", "gallery", "reference list", "primary sources",
-           "secondary sources", "references cited", "literature cited"},
+           "secondary sources", "references cited", "literature cited", "further readings",
+           "suggested reading", "recommended reading", "additional reading",
+           "selected bibliography"},
     "de": {"einzelnachweise", "literatur", "weblinks", "siehe auch", "anmerkungen", "quellen",
-           "belege", "fußnoten"},
+           "belege", "fußnoten", "sekundärliteratur", "primärliteratur",
+           "weiterführende literatur"},
     "fr": {"notes et références", "références", "voir aussi", "liens externes", "bibliographie",
-           "articles connexes", "notes", "annexes", "notes et sources", "sources"},
+           "articles connexes", "notes", "annexes", "notes et sources", "sources",
+           "sites internet"},
     "es": {"referencias", "véase también", "enlaces externos", "bibliografía", "notas"},
     "el": {"παραπομπές", "εξωτερικοί σύνδεσμοι", "δείτε επίσης", "βιβλιογραφία", "σημειώσεις",
-           "πηγές", "υποσημειώσεις", "περαιτέρω ανάγνωση"},
+           "πηγές", "υποσημειώσεις", "περαιτέρω ανάγνωση", "προτεινόμενη βιβλιογραφία",
+           "επιπλέον βιβλιογραφία", "διαβάστε επίσης", "δείτε ακόμη", "σύνδεσμοι",
+           "δικτυακοί τόποι"},
     "it": {"note", "bibliografia", "voci correlate", "collegamenti esterni", "altri progetti"},
     "nl": {"referenties", "bronnen", "zie ook", "externe links", "noten", "externe link",
            "literatuur", "voetnoten", "bronnen, noten en/of referenties"},
@@ -67,7 +73,8 @@ BOILERPLATE_SECTIONS = {
            "کتاب‌شناسی", "برای مطالعهٔ بیشتر", "برای مطالعه بیشتر"},
     "he": {"ראו גם", "קישורים חיצוניים", "הערות שוליים", "לקריאה נוספת", "ביאורים", "מקורות"},
     "hi": {"सन्दर्भ", "संदर्भ", "इन्हें भी देखें", "बाहरी कड़ियाँ"},
-    "bn": {"তথ্যসূত্র", "আরও দেখুন", "বহিঃসংযোগ", "টীকা"},
+    "bn": {"তথ্যসূত্র", "আরও দেখুন", "আরো দেখুন", "বহিঃসংযোগ", "টীকা", "পাদটীকা", "আরও পড়ুন",
+           "আরো পড়ুন", "গ্রন্থপঞ্জি", "গ্রন্থপঞ্জী", "গ্রন্থসূত্র", "উৎস"},
     "hy": {"ծանոթագրություններ", "արտաքին հղումներ", "տես նաև", "գրականություն"},
     "ja": {"脚注", "出典", "参考文献", "関連項目", "外部リンク", "注釈", "関連文献", "推薦文献",
            "参考資料", "関連書籍"},
@@ -524,6 +531,8 @@ def in_boilerplate(title: str, boilerplate, level: int = 2) -> bool:
     ("Literatur", "Primary sources") is boilerplate only at level 2: "=== Litteratur ===" under
     "== Kultur ==" is about literature."""
     key = title.casefold().rstrip(": ")
+    if key[-1:] in ")）" and key not in boilerplate:  # a qualifier: "Βιβλιογραφία (στα αγγλικά)",
+        key = _QUALIFIER.sub("", key) or key       # "Literatur (Auswahl)", "Weblinks (englisch)"
     if key in boilerplate:
         return level <= 2 or key not in TOPIC_TITLES
     parts = _TITLE_JOINS.split(key) if " " in key or "," in key or "/" in key else ()
@@ -533,7 +542,8 @@ def in_boilerplate(title: str, boilerplate, level: int = 2) -> bool:
 TOPIC_TITLES = frozenset({
     "literatur", "литература", "література", "literatura", "literatúra", "literatuur",
     "litteratur", "kirjandus", "literatūra", "ədəbiyyat", "ლიტერატურა", "primary sources",
-    "secondary sources"})
+    "secondary sources", "σύνδεσμοι", "উৎস"})  # (Greek "links", also conjunctions; Bengali "source")
+_QUALIFIER = re.compile(r"\s*[(（][^()（）]*[)）]$")
 # What joins two section titles in one: "and", "&", a comma, a slash, and their kin in other
 # languages ("et", "und", "y", "e", "i", "и", "і", "ve", "en", "och", "og", "ja", "és", "a").
 _TITLE_JOINS = re.compile(r"\s+(?:and|&|et|und|y|e|i|и|і|ve|en|och|og|ja|és|a)\s+|\s*[,/]\s*")

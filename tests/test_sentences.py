@@ -159,6 +159,17 @@ FALSE_ENDS = [
       "El 3 mar. 2020 llovió."]),
     ("ja", "英語では「I read a book.」「I am happy.」と言う。K. F. ブルダッハが書いた。",
      ["英語では「I read a book.」「I am happy.」と言う。", "K. F. ブルダッハが書いた。"]),
+    # German sentencex starts no sentence with a number (dewiki: "berühmt. 1999 wurde" was one
+    # sentence with the one before); ordinals, and abbreviations before numbers, stay
+    ("de", "Die Museen sind berühmt. 1999 wurde die Insel Welterbe. Er kam zu Wort. 1837 griff er "
+           "ein. Am 3. Mai ging er. Er wurde geb. 1900 in Berlin. Siehe Aufl. 1987 und Nr. 5 dort. "
+           "Es hat ca. 1500 Einwohner. 40 % sind alt.",
+     ["Die Museen sind berühmt.", "1999 wurde die Insel Welterbe.", "Er kam zu Wort.",
+      "1837 griff er ein.", "Am 3. Mai ging er.", "Er wurde geb. 1900 in Berlin.",
+      "Siehe Aufl. 1987 und Nr. 5 dort.", "Es hat ca. 1500 Einwohner.", "40 % sind alt."]),
+    ("cs", "Byl volný. 1809 začal studovat.", ["Byl volný.", "1809 začal studovat."]),
+    # where a period is no full stop, nothing is cut
+    ("hy", "Նա ազատ էր. 1809 թվականին։ Այո։", ["Նա ազատ էր. 1809 թվականին։", "Այո։"]),
 ]
 
 

@@ -515,6 +515,10 @@ def test_nowiki_content_reads_as_typed():
                      "Το a[1] μένει."]),
     ("en", "The set [1] is a singleton. Write a = b [0] to get it.",
      ["The set [1] is a singleton.", "Write a = b [0] to get it."]),
+    # a run of marks is one ("প্রযুক্তি।[1][2][3] রেডিও": bnwiki), a run of indices is none
+    ("bn", "এটি যোগাযোগের প্রযুক্তি।[1][2][3] রেডিও তরঙ্গ ব্যবহার করে।",
+     ["এটি যোগাযোগের প্রযুক্তি।", "রেডিও তরঙ্গ ব্যবহার করে।"]),
+    ("en", "Take a[1][2] here. It is b [0][1] too.", ["Take a[1][2] here.", "It is b [0][1] too."]),
     # ... unless it is a note: a reference, a note's mark
     ("en", "It was 5{{#tag:ref|A note.|group=n}} metres high. It rose 7{{cref2|a}} feet.",
      ["It was 5 metres high.", "It rose 7 feet."]),

@@ -150,7 +150,7 @@ _DISPLAY_FORMULAS = re.compile(
     r"(?:[^<]|<(?!/?(?i:math|chem|ce)\b))*</(?i:math|chem|ce)\s*>[ \t]*[.,;:]?[ \t]*(?:\n|\Z))+")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
 # A number in brackets, which may be a citation mark typed as text (see typed_note_marks).
-_BRACKETED_SMALL_NUMBER = re.compile(r"\[\d{1,3}\]")
+_BRACKETED_SMALL_NUMBER = re.compile(r"(?:\[\d{1,3}\])+")  # "[1][2][3]": one run
 _MARK_FOLLOWER = frozenset(".,;:!?।॥。)")
 _LAST_REF = re.compile(r"<(?i:ref)\b[^>]*/>\Z|<(?i:ref)\b[^>]*>(?:(?!</?(?i:ref)\b).){0,4000}"
                        r"</(?i:ref)\s*>\Z", re.S)  # (one ref: its body holds no other)
@@ -1500,9 +1500,9 @@ def sentence_goes_on(after: str) -> bool:
 
 def typed_note_marks(text: str) -> str:
     """`text` with its citation marks typed as text ("… BTU. [59]", "χώρα [20].", pasted from
-    other sites) as note marks: a number in brackets right after a sentence's end mark (a space
-    between or not) before a space, punctuation or the end, or after a space right before an
-    end mark or comma; never a link ("[[59]]"), a word's index ("a[1]", "b [0] to get"), a set
+    other sites) as note marks: a number in brackets (or a run of them, "।[1][2][3]") right
+    after a sentence's end mark (a space between or not) before a space, punctuation or the
+    end, or after a space right before an end mark or comma; never a link ("[[59]]"), a word's index ("a[1]", "b [0] to get"), a set
     ("The set [1] is"). The brackets are searched for first: the context is read only at
     them (a pattern of lookbehinds tried at every character cost half the cleaner's time)."""
     if "[" not in text:

@@ -168,6 +168,11 @@ FALSE_ENDS = [
       "1837 griff er ein.", "Am 3. Mai ging er.", "Er wurde geb. 1900 in Berlin.",
       "Siehe Aufl. 1987 und Nr. 5 dort.", "Es hat ca. 1500 Einwohner.", "40 % sind alt."]),
     ("cs", "Byl volný. 1809 začal studovat.", ["Byl volný.", "1809 začal studovat."]),
+    # "etc." and its kin end a list and, before a capital, the sentence
+    ("fr", "Du verre, etc. La décomposition produit. M. Dupont, etc., sont là.",
+     ["Du verre, etc.", "La décomposition produit.", "M. Dupont, etc., sont là."]),
+    ("el", "Βάπτισμα, ευαγγελιστής, κλπ. Επιπλέον, λέξεις.",
+     ["Βάπτισμα, ευαγγελιστής, κλπ.", "Επιπλέον, λέξεις."]),
     # where a period is no full stop, nothing is cut
     ("hy", "Նա ազատ էր. 1809 թվականին։ Այո։", ["Նա ազատ էր. 1809 թվականին։", "Այո։"]),
 ]

@@ -383,7 +383,13 @@ def _sentencex_spans(lang: str, text: str) -> list[tuple[int, int]]:
 _ROMAN = frozenset((
     "ii iii iv vi vii viii ix xi xii xiii xiv xv xvi xvii xviii xix xx xxi xxii xxiii xxiv xxv "
     "xxvi xxvii xxviii xxix xxx").split())
+# "etc." and its kin end a list, and often the sentence ("du verre, etc. La décomposition",
+# "κλπ. Επιπλέον", "usw. Diese Lehre"): sentencex never ends one there in these languages.
+_ETC = {"fr": "etc", "es": "etc", "ca": "etc", "ro": "etc", "it": "ecc etc", "de": "usw etc",
+        "el": "κλπ κτλ etc", "nl": "enz etc", "da": "osv etc", "cs": "atd etc", "pl": "itd itp etc"}
 FALSE_ABBREVIATIONS = {"es": frozenset({"mar"}), "pt": _ROMAN, "gl": _ROMAN}
+for _lang, _words in _ETC.items():
+    FALSE_ABBREVIATIONS[_lang] = FALSE_ABBREVIATIONS.get(_lang, frozenset()) | set(_words.split())
 _WORD_STOP = regex.compile(r"(?<![\w.])(\w+)\.\s+(?=[\p{Lu}¿¡])")
 
 

@@ -241,7 +241,8 @@ class SentenceSplitter:
         universal = not text.isascii() and _UNIVERSAL_MARK.search(text)
         if not universal:  # the common case: Punkt's end marks were searched for just once
             if not _PUNKT_END.search(text) and not (
-                    self.sentencex_lang in COLON_FULL_STOP and ":" in text):
+                    self.sentencex_lang in COLON_FULL_STOP and ":" in text) and not (
+                    self.tokenizer is None and _END_BEFORE_WORD.search(text)):
                 return [(0, len(text))] if text.strip() else []
             if self.tokenizer is not None:
                 return self._punkt_spans(text)
@@ -666,6 +667,9 @@ _UNIVERSAL_MARK = re.compile("[%s\u0e01-\u0e5b\U00010000-\U0010ffff]" % re.escap
     c for c in CJK_TERMINATORS + SPACED_TERMINATORS + NEVER_TERMINATORS if ord(c) < 0x10000)))
 # Punkt's candidates (an end mark then whitespace).
 _PUNKT_END = re.compile(r"[.?!;]\W*\s")
+# An end mark with no space before a capitalized word ("των οργανισμών.Συγγενής κλάδος"): a
+# sentence end sentencex finds (and `_joined_false_ends` keeps), so such a paragraph goes to it.
+_END_BEFORE_WORD = regex.compile(r"(?<![.…])[.!?]\p{Lu}\p{Ll}")  # (not "«...Ένα", quoted)
 
 
 class _AnyOf:

@@ -693,7 +693,7 @@ def _universal_cuts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     cut, the next starts after the whitespace there), and the ranges of positions right after
     its marks, where it alone decides (a backend's boundary there that is no cut is undone)."""
     cuts, owned = [], []
-    bracketed = _in_fullwidth_brackets(text) if "\uff08" in text else None
+    bracketed = _in_brackets(text) if "\uff08" in text or "(" in text else None
     for match in _CJK_END.finditer(text):
         owned.append((match.start() + 1, match.end()))
         if not (match.group(1) and _QUOTE_CONTINUES.match(text, match.end())
@@ -707,24 +707,26 @@ def _universal_cuts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     return sorted(set(cuts)), owned
 
 
-def _in_fullwidth_brackets(text: str):
-    """A test of whether a position of `text` lies inside （…） closed later: a note there has
-    its own 。 (（中国人風。協和語を参照）) and ends no sentence. Positions are asked in order."""
-    marks = [(m.start(), m.group()) for m in _FULLWIDTH_BRACKET.finditer(text)]
-    last_close = max((i for i, mark in marks if mark == "\uff09"), default=-1)
+def _in_brackets(text: str):
+    """A test of whether a position of `text` lies inside （…） or (…) closed later: a note
+    there has its own 。 (（中国人風。協和語を参照）, jawiki's "(アッラーウィ副大統領率いる世俗
+    政党。但し、…取り込んでいる。)") and ends no sentence. Positions are asked in order."""
+    marks = [(m.start(), m.group() in _OPENING_BRACKETS) for m in _BRACKET.finditer(text)]
+    last_close = max((i for i, opening in marks if not opening), default=-1)
     state = {"k": 0, "depth": 0}
 
     def inside(position: int) -> bool:
         k, depth = state["k"], state["depth"]
         while k < len(marks) and marks[k][0] < position:
-            depth = depth + 1 if marks[k][1] == "\uff08" else max(0, depth - 1)
+            depth = depth + 1 if marks[k][1] else max(0, depth - 1)
             k += 1
         state["k"], state["depth"] = k, depth
         return depth > 0 and position < last_close
     return inside
 
 
-_FULLWIDTH_BRACKET = re.compile("[\uff08\uff09]")
+_BRACKET = re.compile("[\uff08\uff09()]")
+_OPENING_BRACKETS = "\uff08("
 
 
 def _thai_cuts(text: str) -> list[int]:

@@ -128,6 +128,17 @@ def test_a_stray_links_target_goes_with_its_bar(wikitext, expected):
     ("en", "Notable people include\n* [[Alpha]]\nThe town has a school.",
      ["Notable people include", "Alpha", "The town has a school."]),
     ("en", "Such as:\n* [[Alpha]]\n\nand others were there.", ["Such as:", "Alpha", "and others were there."]),
+    # a block quotation interrupts a sentence as a list does (jawiki's "と述べている。"); its own
+    # paragraphs are never cut, and a line after "X wrote," and a quotation in a script without
+    # capitals may begin a sentence (bnwiki)
+    ("ja", "前の文です。彼は\n{{Quote|幸いである。\n\nと書いた。}}\nと述べている{{Sfn|a|2000}}。次の文です。",
+     ["前の文です。", "幸いである。", "と書いた。", "次の文です。"]),
+    ("en", "He wrote, in the preface,\n{{Quote|It is good.}}\nand then he stopped. Next one.",
+     ["It is good.", "Next one."]),
+    ("fr", "Il écrit : {{citation bloc|Il est bon.}} et il s’arrête. Suite.",
+     ["Il écrit :", "« Il est bon. »", "Suite."]),
+    ("bn", "হার্ডি লিখেছেন,\n{{cquote|মায়ের সম্মতি পাওয়া যায়।}}\nকেমব্রিজ এর আমন্ত্রণে তিনি আসেন।",
+     ["হার্ডি লিখেছেন,", "মায়ের সম্মতি পাওয়া যায়।", "কেমব্রিজ এর আমন্ত্রণে তিনি আসেন।"]),
 ])
 def test_the_ends_of_a_sentence_a_list_interrupts_are_dropped(lang, wikitext, expected):
     assert page_sentences(lang, wikitext) == expected

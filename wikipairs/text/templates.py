@@ -244,10 +244,18 @@ def _val(args):
     return f"{number} {unit}".strip()
 
 
+# A block quotation's paragraphs, marked so that a sentence it interrupts is known
+# (wikitext.Cleaner.paragraph_runs removes the marks): "彼は\n{{Quote|…}}\nと述べている。"
+QUOTE_OPEN, QUOTE_CLOSE = "\x06", "\x07"
+
+
+def _block_quote(text: str) -> str:
+    return f"\n\n{QUOTE_OPEN}{text}{QUOTE_CLOSE}\n\n" if text else ""
+
+
 def _quote(args):
     """{{quote|text}}: a block quotation, a paragraph of its own (MediaWiki's <blockquote>)."""
-    text = args.get("text", args.get("quote", _pos(args, 1))).strip()
-    return f"\n\n{text}\n\n" if text else ""
+    return _block_quote(args.get("text", args.get("quote", _pos(args, 1))).strip())
 
 
 def _const(text):
@@ -572,8 +580,7 @@ def _fr_quote(args):
 
 def _fr_block_quote(args):
     """{{citation bloc|texte}}: a block quotation, « texte » as a paragraph of its own."""
-    quoted = _fr_quote(args)
-    return f"\n\n{quoted}\n\n" if quoted else ""
+    return _block_quote(_fr_quote(args))
 
 
 def _fr_langue(args):

@@ -24,7 +24,7 @@ from .sentences import SentenceSplitter
 from .template_drops import (NOT_WORDS, add_page as add_dropped_templates, display_name,
                              in_running_text)
 from .link_trails import DEFAULT, LINK_TRAILS
-from .templates import LITERAL, renderer_for, superscript
+from .templates import LITERAL, QUOTE_CLOSE, QUOTE_OPEN, renderer_for, superscript
 from .titles import (INTERWIKI_PREFIXES, LANGUAGE_CODES, TitleParser, clean_spaces,
                      names_namespace)
 from .tokens import UNSPACED_SCRIPTS
@@ -411,11 +411,13 @@ _LINE_OPENING = re.compile(r"(?:'{2,}|\[\[(?:[^|\]\n]*\|)?|[\s\x03\x04\x05\ue005
 
 
 def _continues_after_list(before: _Paragraph | None, line: str) -> bool:
-    """Whether `line`, right after list lines, goes on with the sentence the list interrupted
-    (never after a sentence's end mark): it opens with a lower-case letter ("such as:\n* a\n* b
-    \nwhich differ"), or the text before the list stopped on a comma ("for example,\n* ...")
-    or, opening with kana, on a word (jawiki "基本の5母音は、それぞれ\n*ä、i̠ ...\nに近い発音と
-    捉えられる。": Japanese particles; a line of kanji or katakana there is a label)."""
+    """Whether `line`, right after list lines or a block quotation, goes on with the sentence
+    they interrupted (never after a sentence's end mark): it opens with a lower-case letter
+    ("such as:\n* a\n* b\nwhich differ"), or with kana after text that stopped mid-sentence
+    (jawiki "基本の5母音は、それぞれ\n*ä、i̠ ...\nに近い発音と捉えられる。", "彼は\n{{Quote|…}}
+    \nと述べている。": Japanese particles; a line of kanji or katakana there is a label). In
+    other scripts without capitals a line may well begin a sentence after "X wrote," and a
+    quotation (bnwiki's "হার্ডি লিখেছেন,\n{{cquote|…}}\nকেমব্রিজ এর আমন্ত্রণে ..."): kept."""
     end = _paragraph_end(before.text) if before is not None else ""
     if end in _END_MARKS:
         return False
@@ -424,9 +426,7 @@ def _continues_after_list(before: _Paragraph | None, line: str) -> bool:
         return False
     if first.islower():
         return True
-    if first.isupper() or first.istitle() or before is None:
-        return False
-    return end in _SEPARATORS or "\u3041" <= first <= "\u309f" and _unfinished(before.text)
+    return before is not None and "\u3041" <= first <= "\u309f" and _unfinished(before.text)
 
 
 def _paragraph_end(text: str) -> str:
@@ -862,15 +862,27 @@ class Cleaner:
         return [paragraph.text for paragraph in self.paragraph_runs(body)]
 
     def paragraph_runs(self, body: str) -> list[_Paragraph]:
-        """The paragraphs of a section's body, each with what a list in the middle of its
-        sentence took from it (`_Paragraph`, `_continues_after_list`)."""
+        """The paragraphs of a section's body, each with what a list or a block quotation in
+        the middle of its sentence took from it (`_Paragraph`, `_continues_after_list`)."""
         out = []
+        quote_before: _Paragraph | None = None  # the text before the block quotation read
+        in_quote = after_quote = False
+        last_text: _Paragraph | None = None  # the previous block's, if it ended with text
         for block in _PARA_BREAK.split(body):
+            if QUOTE_OPEN in block or QUOTE_CLOSE in block:  # (templates.QUOTE_OPEN)
+                if QUOTE_OPEN in block and not in_quote:
+                    in_quote, quote_before = True, last_text
+                ends_quote = QUOTE_CLOSE in block
+                block = block.replace(QUOTE_OPEN, "").replace(QUOTE_CLOSE, "")
+            else:
+                ends_quote = False
             lines: list[_Paragraph] = []
             current: list[str] = []
             cut_first = False  # `current` opens with the end of a sentence a list cut
-            before: _Paragraph | None = None  # the text just before the list lines read
-            in_list = False
+            # the text just before the list lines (or block quotation) read
+            before = quote_before if after_quote else None
+            in_list, after_quote = after_quote, False
+            last_text = None
 
             def flush():
                 nonlocal current, cut_first
@@ -889,11 +901,11 @@ class Cleaner:
                     # (an indented line left empty held a display formula: its rule's, not this)
                     in_list = in_list or item.end() < len(line.rstrip())
                     if self.options.keep_lists:
-                        lines.extend(_Paragraph(item) for item in _list_item(line))
+                        lines.extend(_Paragraph(text) for text in _list_item(line))
                     continue
                 line = line.strip()
                 if line and (line[0] not in _DEBRIS_START or not _DEBRIS_LINE.match(line)):
-                    if in_list and _continues_after_list(before, line):
+                    if in_list and not in_quote and _continues_after_list(before, line):
                         cut_first = True
                         if before is not None and _unfinished(before.text):
                             before.cut_last = True
@@ -904,7 +916,9 @@ class Cleaner:
                         flush()
                     in_list, before = False, None
             if current:
-                flush()
+                last_text = flush()
+            if ends_quote:
+                in_quote, after_quote, last_text = False, True, None
             out.extend(p for p in lines if len(p.text.strip()) >= self.options.min_paragraph_chars)
         return out
 

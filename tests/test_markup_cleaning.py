@@ -139,6 +139,22 @@ def test_a_stray_links_target_goes_with_its_bar(wikitext, expected):
      ["Il écrit :", "« Il est bon. »", "Suite."]),
     ("bn", "হার্ডি লিখেছেন,\n{{cquote|মায়ের সম্মতি পাওয়া যায়।}}\nকেমব্রিজ এর আমন্ত্রণে তিনি আসেন।",
      ["হার্ডি লিখেছেন,", "মায়ের সম্মতি পাওয়া যায়।", "কেমব্রিজ এর আমন্ত্রণে তিনি আসেন।"]),
+    # Georgian letters are all "lower case": no sign of a cut sentence
+    ("ka", "მთავარი ქალაქები:\n* თბილისი\nთბილისი არის დედაქალაქი. მეორე წინადადება.",
+     ["მთავარი ქალაქები:", "თბილისი", "თბილისი არის დედაქალაქი.", "მეორე წინადადება."]),
+    # Japanese: only a particle goes on with a sentence; "これ", "この", "では" open one
+    ("ja", "主な路線\n*東京駅\nこれらの路線は廃止された。次の文。",
+     ["主な路線", "東京駅", "これらの路線は廃止された。", "次の文。"]),
+    ("ja", "作品一覧\n{{Quote|引用文。}}\nこの作品は有名である。", ["作品一覧", "引用文。", "この作品は有名である。"]),
+    # a blank line after a quotation starts a paragraph; nested quotations are one
+    ("en", "He wrote:\n{{Quote|It is good.}}\n\neBay bought it in 2005. It grew.",
+     ["He wrote:", "It is good.", "eBay bought it in 2005.", "It grew."]),
+    ("en", "Intro done. He wrote\n{{Quote|Outer starts. {{Quote|Inner one.}} and outer goes on.}}\n"
+           "That was all.",
+     ["Intro done.", "He wrote", "Outer starts.", "Inner one.", "and outer goes on.", "That was all."]),
+    # the cut takes the fragment, never a sentence next to debris that went already
+    ("en", "It is a good sentence here. [[Alpha]] · [[Beta]] · [[Gamma]]\n* x item\nand more text "
+           "follows. Next one.", ["It is a good sentence here.", "x item", "Next one."]),
 ])
 def test_the_ends_of_a_sentence_a_list_interrupts_are_dropped(lang, wikitext, expected):
     assert page_sentences(lang, wikitext) == expected

@@ -127,6 +127,9 @@ FALSE_ENDS = [
      ["民主党‐25 (クルド民族主義政党。エルビルを地盤とする。)", "次の文。",
       "転写は（Jumhūrīyatu。読みは、ジュムフーリヤ)。",
       "11)南西方言。", "最後。"]),
+    # ... but an ASCII ")" closes a note only at a sentence's end, not a list's "1)"
+    ("ja", "この駅は1990年(平成2年に開業した。その後、駅舎が改築された。施設は:1)改札口。2)売店。",
+     ["この駅は1990年(平成2年に開業した。", "その後、駅舎が改築された。", "施設は:1)改札口。", "2)売店。"]),
     # a fullwidth full stop in a number or after an initial; an end after a word
     ("zh", "圆周率约为３．１４。Ｊ．Ｒ．Ｒ．托尔金是作家。", ["圆周率约为３．１４。", "Ｊ．Ｒ．Ｒ．托尔金是作家。"]),
     ("ja", "円周率は３．１４である．次の文は３である．次。",
@@ -166,13 +169,20 @@ FALSE_ENDS = [
     ("ja", "英語では「I read a book.」「I am happy.」と言う。K. F. ブルダッハが書いた。",
      ["英語では「I read a book.」「I am happy.」と言う。", "K. F. ブルダッハが書いた。"]),
     # German sentencex starts no sentence with a number (dewiki: "berühmt. 1999 wurde" was one
-    # sentence with the one before); ordinals, and abbreviations before numbers, stay
+    # sentence with the one before): a year after a word starts one; ordinals, abbreviations
+    # before a year and any other number stay ("Hauptstr. 5", "40 %": abbreviations before
+    # them are too many to list)
     ("de", "Die Museen sind berühmt. 1999 wurde die Insel Welterbe. Er kam zu Wort. 1837 griff er "
            "ein. Am 3. Mai ging er. Er wurde geb. 1900 in Berlin. Siehe Aufl. 1987 und Nr. 5 dort. "
-           "Es hat ca. 1500 Einwohner. 40 % sind alt.",
+           "Im Febr. 1990 kam er. Das Büro liegt in der Hauptstr. 5 in Berlin. Es hat ca. 1500 "
+           "Einwohner. 40 % sind alt.",
      ["Die Museen sind berühmt.", "1999 wurde die Insel Welterbe.", "Er kam zu Wort.",
       "1837 griff er ein.", "Am 3. Mai ging er.", "Er wurde geb. 1900 in Berlin.",
-      "Siehe Aufl. 1987 und Nr. 5 dort.", "Es hat ca. 1500 Einwohner.", "40 % sind alt."]),
+      "Siehe Aufl. 1987 und Nr. 5 dort.", "Im Febr. 1990 kam er.",
+      "Das Büro liegt in der Hauptstr. 5 in Berlin.", "Es hat ca. 1500 Einwohner. 40 % sind alt."]),
+    ("de", "Er bot auf Messen, Märkten usw. Waren aller Art an.",
+     ["Er bot auf Messen, Märkten usw. Waren aller Art an."]),
+    ("de", "Die Seite nutzt ASP.Net seit 2005", ["Die Seite nutzt ASP.Net seit 2005"]),
     ("cs", "Byl volný. 1809 začal studovat.", ["Byl volný.", "1809 začal studovat."]),
     # "etc." and its kin end a list and, before a capital, the sentence
     ("fr", "Du verre, etc. La décomposition produit. M. Dupont, etc., sont là.",

@@ -54,9 +54,9 @@ def recorded(monkeypatch_module):
             seen["texts"].append(text)
             return spans(self, text)
 
-        def record_pieces(self, pieces, counts=None, seen=seen):
+        def record_pieces(self, pieces, counts=None, paragraph=None, seen=seen):
             seen["pieces"].append([_Piece(p.text, p.target, p.raw_target) for p in pieces])
-            return sentences_of(self, pieces, counts)
+            return sentences_of(self, pieces, counts, paragraph)
 
         def record_template(self, source, work, depth, *context, seen=seen):
             seen["templates"].append(source)

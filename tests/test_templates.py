@@ -234,8 +234,8 @@ def render(name: str, *positional: str, **named: str) -> str:
     ("US$", ("5",), {}, "US$5"),
     ("ndash", (), {}, "–"),
     ("snd", (), {}, " – "),
-    ("quote", ("Per pontem",), {}, "\n\n\x06Per pontem\x07\n\n"),  # a block, marked
-    ("quote", (), {"text": "Per pontem"}, "\n\n\x06Per pontem\x07\n\n"),
+    ("quote", ("Per pontem",), {}, "\n\n\x06Per pontem\n\n\x07"),  # a block, marked
+    ("quote", (), {"text": "Per pontem"}, "\n\n\x06Per pontem\n\n\x07"),
 ])
 def test_renderers(name, positional, named, expected):
     assert render(name, *positional, **named) == expected

@@ -167,7 +167,7 @@ def test_links_exact(lang, text, expected, links):
     ("unité", {"1": "15000", "à": "50000", "2": "habitants"}, "15 000 à 50 000 habitants"),
     ("unité", {"1": "15000", "et": "22000"}, "15 000 et 22 000"),
     ("incise", {"1": "mais non", "2": "non"}, "— mais non"),
-    ("citation bloc", {"1": "Trouvant un nid."}, "\n\n\x06« Trouvant un nid. »\x07\n\n"),  # a block, marked
+    ("citation bloc", {"1": "Trouvant un nid."}, "\n\n\x06« Trouvant un nid. »\n\n\x07"),  # a block, marked
     ("formatnum:12345.5", {}, "12 345,5"),
     ("formatnum:12345", {"1": "R"}, "12345"),
     ("uc:abc", {}, "ABC"),

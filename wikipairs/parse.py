@@ -131,10 +131,11 @@ def open_dump(path: str, lang: str | None = None, keep_copy: bool = False,
 
 
 def open_header(path: str, lang: str | None = None) -> DumpFile | EnterpriseDump | PassageCorpus:
-    """The reader of a dump file opened for its site (language, namespaces) alone: opened as a
-    first pass's, it decompresses in the calling thread only what is read of it (a reader opened
-    for pages starts a thread that decompresses 8 MiB ahead: ~0.6 s of bz2 spent for nothing
-    by each such opening, and in a build's driver beside the workers)."""
+    """The reader of a dump file opened for its site (language, namespaces) alone, never for
+    its pages (a passage corpus's gives none): opened as a first pass's, it decompresses in the
+    calling thread only what is read of it (a reader opened for pages starts a thread that
+    decompresses 8 MiB ahead: ~0.6 s of bz2 spent for nothing by each such opening, and in a
+    build's driver beside the workers)."""
     return open_dump(path, lang=lang, redirects_only=True)
 
 
@@ -274,8 +275,9 @@ def parse_dump(config: ParseConfig) -> dict:
                    "leading_pipes": counts["leading_pipes"],
                    "link_bars": counts["link_bars"],
                    "lost_words_sentences": counts["lost_words_sentences"],
-                   # the two ends of a sentence a list interrupted (text/wikitext.py _Paragraph)
-                   "list_cut_sentences": counts["list_cut_sentences"]},
+                   # the two ends of a sentence a list or a quotation interrupted
+                   # (text/wikitext.py _Paragraph)
+                   "interrupted_sentences": counts["interrupted_sentences"]},
         "pseudo_headings": counts["pseudo_headings"],  # ";Term" lines made headings
         "redirect_cycles_or_too_deep": sum(1 for _, _, r in redirects.rows() if r is None),
         "lang": info["lang"], "sentence_splitter": info["sentence_splitter"],

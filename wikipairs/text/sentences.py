@@ -386,11 +386,13 @@ _ROMAN = frozenset((
     "xxvi xxvii xxviii xxix xxx").split())
 # "etc." and its kin end a list, and often the sentence ("du verre, etc. La décomposition",
 # "κλπ. Επιπλέον", "usw. Diese Lehre"): sentencex never ends one there in these languages.
-_ETC = {"fr": "etc", "es": "etc", "ca": "etc", "ro": "etc", "it": "ecc etc", "de": "usw etc",
+# (Not German "usw.": a noun after it has a capital too, "Märkten usw. Waren aller Art".)
+_ETC = {"fr": "etc", "es": "etc", "ca": "etc", "ro": "etc", "it": "ecc etc",
         "el": "κλπ κτλ etc", "nl": "enz etc", "da": "osv etc", "cs": "atd etc", "pl": "itd itp etc"}
-FALSE_ABBREVIATIONS = {"es": frozenset({"mar"}), "pt": _ROMAN, "gl": _ROMAN}
-for _lang, _words in _ETC.items():
-    FALSE_ABBREVIATIONS[_lang] = FALSE_ABBREVIATIONS.get(_lang, frozenset()) | set(_words.split())
+FALSE_ABBREVIATIONS = {
+    lang: frozenset(words.split()) | {"es": frozenset({"mar"})}.get(lang, frozenset())
+    for lang, words in _ETC.items()}
+FALSE_ABBREVIATIONS.update({"pt": _ROMAN, "gl": _ROMAN})
 _WORD_STOP = regex.compile(r"(?<![\w.])(\w+)\.\s+(?=[\p{Lu}¿¡])")
 
 
@@ -408,18 +410,19 @@ def _cut_after_words(text: str, spans: list[tuple[int, int]],
     return out
 
 
-# A number that opens a sentence after a word and its period ("berühmt. 1999 wurde", "zu Wort.
-# 1837 griff er"): the word of three letters or more (four with a capital), the number of one
-# to four digits with no period after it ("am 3. Mai" is an ordinal) and a word or "%" after it.
-_NUMBER_START = regex.compile(r"(?<![\w.])(\p{Ll}{3,}|\p{Lu}\p{Ll}{3,})\.\s+"
-                              r"(?=\d{1,4}(?![\d.,:/])(?:\s*%|\s+\p{L}))")
-# Abbreviations of such words that a number follows ("geb. 1900 in", "Aufl. 1987", "str. 5"),
-# in the languages whose sentencex never starts a sentence with a number; compared lower-cased.
+# A year that opens a sentence after a word and its period ("berühmt. 1999 wurde", "zu Wort.
+# 1837 griff er"): the word of three letters or more (four with a capital, not a street's
+# "-str."), the year of four digits with no period after it and a word after it. Only years:
+# an abbreviation before another number is too common to list ("Hauptstr. 5", "např. 5 km",
+# "aprox. 500"), and "am 3. Mai" is an ordinal.
+_NUMBER_START = regex.compile(r"(?<![\w.])(\p{Ll}{3,}|\p{Lu}\p{Ll}{3,})(?<!str)\.\s+"
+                              r"(?=(?:1\d|20)\d\d(?![\d.,:/])\s+\p{L})")
+# Abbreviations that a year follows ("geb. 1900 in", "Aufl. 1987", "Febr. 1990"), in the
+# languages whose sentencex never starts a sentence with a number; compared lower-cased.
 _BEFORE_NUMBERS = frozenset((
-    "geb gest get vgl bzw usw inkl exkl zzgl insg ggf evtl ehem sog mind max min bspw zit verh "
-    "verw urspr abb aufl hrsg ziff ausg lief anm slg kat inv taf bde mio mrd tsd std prof verl "
-    "jhd jhs kap abs art fig tab vol nr str tzv čís esim pkt pág pàg núm num fol sec sek ill "
-    "eds red ref reg pos okt nov dez jan feb mar apr aug sep sept").split())
+    "geb gest get vgl bzw usw inkl ggf evtl ehem sog verh verw urspr aufl hrsg ausg lief slg "
+    "jahrg jhd jhs kap abs art bde vol nr tzv resp esim pkt pág pàg núm fol sec ill eds red "
+    "ref jan jän febr mär apr aug sept okt nov dez").split())
 
 
 @functools.lru_cache(maxsize=None)
@@ -669,7 +672,8 @@ _UNIVERSAL_MARK = re.compile("[%s\u0e01-\u0e5b\U00010000-\U0010ffff]" % re.escap
 _PUNKT_END = re.compile(r"[.?!;]\W*\s")
 # An end mark with no space before a capitalized word ("των οργανισμών.Συγγενής κλάδος"): a
 # sentence end sentencex finds (and `_joined_false_ends` keeps), so such a paragraph goes to it.
-_END_BEFORE_WORD = regex.compile(r"(?<![.…])[.!?]\p{Lu}\p{Ll}")  # (not "«...Ένα", quoted)
+# (After a word's small letters or a bracket: not "«...Ένα", a quotation's opening, nor "ASP.Net".)
+_END_BEFORE_WORD = regex.compile(r"(?<=\p{Ll}\p{Ll}|\))[.!?]\p{Lu}\p{Ll}")
 
 
 class _AnyOf:
@@ -708,25 +712,40 @@ def _universal_cuts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
 
 
 def _in_brackets(text: str):
-    """A test of whether a position of `text` lies inside （…） or (…) closed later: a note
-    there has its own 。 (（中国人風。協和語を参照）, jawiki's "(アッラーウィ副大統領率いる世俗
-    政党。但し、…取り込んでいる。)") and ends no sentence. Positions are asked in order."""
-    marks = [(m.start(), m.group() in _OPENING_BRACKETS) for m in _BRACKET.finditer(text)]
-    last_close = max((i for i, opening in marks if not opening), default=-1)
-    state = {"k": 0, "depth": 0}
+    """A test of whether a position of `text` lies inside a pair of brackets （…）, (…) or one of
+    each whose closing one ends a note (`_CLOSES_NOTE`): a note there has its own 。 (（中国人風。
+    協和語を参照）, jawiki's "(アッラーウィ副大統領率いる世俗政党。但し、…取り込んでいる。)") and
+    ends no sentence. Brackets pair as nested; positions are asked in order."""
+    ranges, opened = [], []
+    for m in _BRACKET.finditer(text):
+        if m.group() in _OPENING_BRACKETS:
+            opened.append(m.start())
+        elif opened:
+            start = opened.pop()
+            if m.group() == "\uff09" or _CLOSES_NOTE.match(text, m.start() - 1):
+                ranges.append((start, m.start()))
+    merged: list[list[int]] = []  # the ranges' union: disjoint, in order
+    for start, end in sorted(ranges):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    state = {"k": 0}
 
     def inside(position: int) -> bool:
-        k, depth = state["k"], state["depth"]
-        while k < len(marks) and marks[k][0] < position:
-            depth = depth + 1 if marks[k][1] else max(0, depth - 1)
+        k = state["k"]
+        while k < len(merged) and merged[k][1] <= position:
             k += 1
-        state["k"], state["depth"] = k, depth
-        return depth > 0 and position < last_close
+        state["k"] = k
+        return k < len(merged) and merged[k][0] < position
     return inside
 
 
 _BRACKET = re.compile("[\uff08\uff09()]")
 _OPENING_BRACKETS = "\uff08("
+# An ASCII ")" closes a note only at a sentence's end: after its 。, or before one or the text's
+# end ("…取り込んでいる。)", "…単弦となる)。"), not a list's "1)改札口"
+_CLOSES_NOTE = re.compile(r"。\)|.\)(?:。|$)", re.S)
 
 
 def _thai_cuts(text: str) -> list[int]:

@@ -245,12 +245,14 @@ def _val(args):
 
 
 # A block quotation's paragraphs, marked so that a sentence it interrupts is known
-# (wikitext.Cleaner.paragraph_runs removes the marks): "彼は\n{{Quote|…}}\nと述べている。"
+# (wikitext.Cleaner.paragraph_runs removes the marks): "彼は\n{{Quote|…}}\nと述べている。". The
+# closing mark opens the paragraph after it, so that a blank line after the quotation still
+# tells a new paragraph ("}}\n\nA new one") from the rest of a sentence ("}}\nと述べている").
 QUOTE_OPEN, QUOTE_CLOSE = "\x06", "\x07"
 
 
 def _block_quote(text: str) -> str:
-    return f"\n\n{QUOTE_OPEN}{text}{QUOTE_CLOSE}\n\n" if text else ""
+    return f"\n\n{QUOTE_OPEN}{text}\n\n{QUOTE_CLOSE}" if text else ""
 
 
 def _quote(args):

@@ -47,8 +47,7 @@ BOILERPLATE_SECTIONS = {
     "es": {"referencias", "véase también", "enlaces externos", "bibliografía", "notas"},
     "el": {"παραπομπές", "εξωτερικοί σύνδεσμοι", "δείτε επίσης", "βιβλιογραφία", "σημειώσεις",
            "πηγές", "υποσημειώσεις", "περαιτέρω ανάγνωση", "προτεινόμενη βιβλιογραφία",
-           "επιπλέον βιβλιογραφία", "διαβάστε επίσης", "δείτε ακόμη", "σύνδεσμοι",
-           "δικτυακοί τόποι"},
+           "επιπλέον βιβλιογραφία", "διαβάστε επίσης", "δείτε ακόμη", "δικτυακοί τόποι"},
     "it": {"note", "bibliografia", "voci correlate", "collegamenti esterni", "altri progetti"},
     "nl": {"referenties", "bronnen", "zie ook", "externe links", "noten", "externe link",
            "literatuur", "voetnoten", "bronnen, noten en/of referenties"},
@@ -203,7 +202,7 @@ _STRAY_BRACKETS = re.compile(r"\[\[+(?:([^\[\]\n]*)\](?!\]))?|\]\]+")  # "[[x]" 
 # target goes with its bar (a title: no newline, no "]" but one closing a "[", at most 255
 # characters; possessive, so never tried again from inside). "[[Target|anchor]" is left to
 # _STRAY_BRACKETS (the lookahead after the bar).
-_STRAY_TARGET = re.compile(r"(?:\[\[+|\]\]+)(?=[^\s|\[\]])"
+_STRAY_TARGET = re.compile(r"(?:\[\[++|\]\]++)(?=[^\s|\[\]])"
                            r"(?:[^\[\]|\n]|\[[^\[\]|\n]*\]|\[(?!\[)){1,255}+\|"
                            r"(?![^\[\]|\n]*\](?!\]))")
 _LIST_ITEM = re.compile(r"^[*#:;]+[ \t]*")
@@ -395,44 +394,130 @@ def _list_item(line: str) -> list[str]:
 
 @dataclass
 class _Paragraph:
-    """A paragraph's wikitext and the fragments of a sentence that a list (or indented lines)
-    in its middle cut ("the vowels are\n* a, i, u\nin that order."): its first sentence ends
-    the cut one (`cut_first`), its last one begins it (`cut_last`). Neither is a sentence a
-    reader would take for whole, so both are dropped (`list_cut_sentences`)."""
+    """A paragraph's wikitext and the fragments of a sentence that a list, indented lines or a
+    block quotation in its middle cut ("the vowels are\n* a, i, u\nin that order."; "彼は\n
+    {{Quote|…}}\nと述べている。"): its first sentence ends the cut one (`cut_first`), its last
+    one begins it (`cut_last`). Neither is a sentence a reader would take for whole, so both
+    are dropped (`Cleaner._sentences`, counted as `interrupted_sentences`)."""
 
     text: str
     cut_first: bool = False
     cut_last: bool = False
 
 
+class _ParagraphRuns:
+    """Reads a section's body block by block (`Cleaner.paragraph_runs`) and marks the ends of
+    the sentences that list lines or a block quotation (templates.QUOTE_OPEN ... QUOTE_CLOSE,
+    at the starts of the blocks they open and follow) interrupted."""
+
+    def __init__(self, keep_lists: bool, min_chars: int):
+        self.keep_lists, self.min_chars = keep_lists, min_chars
+        self.out: list[_Paragraph] = []
+        self.quote_depth = 0
+        self.quote_before: _Paragraph | None = None  # the text before the open quotation
+        self.last_text: _Paragraph | None = None  # the block read last ended with it
+
+    def block(self, block: str) -> None:
+        after_quote = False
+        if QUOTE_OPEN in block or QUOTE_CLOSE in block:
+            after_quote = self._quote_marks(block)
+            block = block.replace(QUOTE_OPEN, "").replace(QUOTE_CLOSE, "")
+        self.lines: list[_Paragraph] = []
+        self.current: list[str] = []
+        self.cut_first = False  # `current` opens with the end of a sentence cut
+        # the text just before the list lines (or the quotation) read; whether they were read
+        before = self.quote_before if after_quote else None
+        interrupted = after_quote
+        self.last_text = None
+        for line in block.split("\n"):
+            item = _LIST_ITEM.match(line)
+            if item:
+                if self.current:
+                    before = self._flush()
+                elif not interrupted:
+                    before = None
+                # (an indented line left empty held a display formula: its rule's, not this)
+                interrupted = interrupted or item.end() < len(line.rstrip())
+                if self.keep_lists:
+                    self.lines.extend(_Paragraph(text) for text in _list_item(line))
+                continue
+            line = line.strip()
+            if line and (line[0] not in _DEBRIS_START or not _DEBRIS_LINE.match(line)):
+                if interrupted and not self.quote_depth and _continues_after_list(before, line):
+                    self.cut_first = True
+                    if before is not None and _unfinished(before.text):
+                        before.cut_last = True
+                interrupted = False
+                self.current.append(line)
+            elif line:  # a rule ("----") or a table's edge: a block ends
+                if self.current:
+                    self._flush()
+                interrupted, before = False, None
+        if self.current:
+            self.last_text = self._flush()
+        if self.quote_depth:
+            self.last_text = None
+        self.out.extend(p for p in self.lines if len(p.text.strip()) >= self.min_chars)
+
+    def _quote_marks(self, block: str) -> bool:
+        """Follows the quotation marks of `block`, nested ones too; whether the block starts
+        right after a quotation, text following it on the same line or the next (a blank
+        line there makes it a paragraph of its own: "</quote>\n\nA new one")."""
+        after_quote = False
+        for mark in _QUOTE_MARK.findall(block):
+            if mark == QUOTE_OPEN:
+                if not self.quote_depth:
+                    self.quote_before = self.last_text
+                self.quote_depth += 1
+            elif self.quote_depth:
+                self.quote_depth -= 1
+                after_quote = not self.quote_depth and block.lstrip().startswith(QUOTE_CLOSE) \
+                    and bool(block.lstrip()[1:].strip())
+        return after_quote
+
+    def _flush(self) -> _Paragraph:
+        paragraph = _Paragraph(" ".join(self.current), cut_first=self.cut_first)
+        self.lines.append(paragraph)
+        self.current, self.cut_first = [], False
+        return paragraph
+
+
+_QUOTE_MARK = re.compile(f"[{QUOTE_OPEN}{QUOTE_CLOSE}]")
 # What may open a line's text before its first letter: bold or italic quotes, a link's
 # brackets and target, the marks of dropped templates, spaces.
 _LINE_OPENING = re.compile(r"(?:'{2,}|\[\[(?:[^|\]\n]*\|)?|[\s\x03\x04\x05\ue005\ue006])*")
+# Japanese particles that go on with a sentence after a list or quotation ("と述べている",
+# "などの特徴", "に近い", "という文", "が同一に帰した"), not the words that open one ("では、",
+# "もっとも、", "また、", "この", "これは", "なお"); a line of kanji or katakana is a label's
+_PARTICLE_OPENING = re.compile(
+    r"(?:など|から|まで|より|(?:と|に|を|が|は|で|の|も|や|へ)"
+    r"(?!(?:は|も|し|ち|っと|ちろん|じめ|くに|りわけ|ころ|にかく|ともと)[、，]?))")
+_CASED_LOWER = regex.compile(r"(?V1)[[\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}]&&\p{Ll}]")
 
 
 def _continues_after_list(before: _Paragraph | None, line: str) -> bool:
     """Whether `line`, right after list lines or a block quotation, goes on with the sentence
-    they interrupted (never after a sentence's end mark): it opens with a lower-case letter
-    ("such as:\n* a\n* b\nwhich differ"), or with kana after text that stopped mid-sentence
-    (jawiki "基本の5母音は、それぞれ\n*ä、i̠ ...\nに近い発音と捉えられる。", "彼は\n{{Quote|…}}
-    \nと述べている。": Japanese particles; a line of kanji or katakana there is a label). In
-    other scripts without capitals a line may well begin a sentence after "X wrote," and a
-    quotation (bnwiki's "হার্ডি লিখেছেন,\n{{cquote|…}}\nকেমব্রিজ এর আমন্ত্রণে ..."): kept."""
+    they interrupted (never after a sentence's end mark): it opens with a lower-case letter of a
+    script with capitals ("such as:\n* a\n* b\nwhich differ"; not Georgian, whose letters are
+    all "lower case"), or with a Japanese particle after text that stopped mid-sentence (jawiki
+    "基本の5母音は、それぞれ\n*ä、i̠ ...\nに近い発音と捉えられる。", "彼は\n{{Quote|…}}\nと述べ
+    ている。"). In other scripts without capitals a line may well begin a sentence after
+    "X wrote," and a quotation (bnwiki's "হার্ডি লিখেছেন,\n{{cquote|…}}\nকেমব্রিজ এর ..."): kept."""
     end = _paragraph_end(before.text) if before is not None else ""
     if end in _END_MARKS:
         return False
-    first = line[_LINE_OPENING.match(line).end():][:1]
-    if not first or not _WORD_END.match(first):
-        return False
-    if first.islower():
+    opening = line[_LINE_OPENING.match(line).end():]
+    if _CASED_LOWER.match(opening):
         return True
-    return before is not None and "\u3041" <= first <= "\u309f" and _unfinished(before.text)
+    return before is not None and _PARTICLE_OPENING.match(opening) is not None \
+        and _unfinished(before.text)
 
 
 def _paragraph_end(text: str) -> str:
+    """The last character a paragraph's wikitext shows: "a" (a word) for a link's anchor."""
     text = text.rstrip(" \t\x03\x04\x05'")
     if text.endswith("]]"):
-        return "a"  # a link's anchor: a word
+        return "a"
     return text[-1:]
 
 
@@ -443,22 +528,18 @@ def _unfinished(text: str) -> bool:
     return end in _SEPARATORS or bool(end) and bool(_WORD_END.match(end))
 
 
-def _cut_list_fragments(paragraph: _Paragraph, sentences: list[str], links: list[Link],
-                        counts: Counter | None) -> tuple[list[str], list[Link]]:
-    """`sentences` without the fragments a list cut (`_Paragraph`), their links with them and
-    the others' sentence indices moved to match."""
-    keep = range(1 if paragraph.cut_first else 0,
-                 len(sentences) - (1 if paragraph.cut_last else 0))
+def _without_cut_ends(bounds: list[tuple[int, int]], size: int, paragraph: _Paragraph,
+                      counts: Counter | None) -> list[tuple[int, int]]:
+    """A paragraph's sentence spans without the fragments an interruption cut (`_Paragraph`):
+    its first span if it opens the text, its last if it ends it (one that `prose_spans` left
+    out already is not replaced by its neighbour)."""
+    first = 1 if paragraph.cut_first and bounds and bounds[0][0] == 0 else 0
+    last = len(bounds) - 1 if paragraph.cut_last and bounds and bounds[-1][1] == size \
+        else len(bounds)
+    kept = bounds[first:max(first, last)]
     if counts is not None:
-        counts["list_cut_sentences"] += len(sentences) - len(keep)
-    if len(keep) == len(sentences):
-        return sentences, links
-    kept_links = []
-    for link in links:
-        if link.sentence in keep:
-            link.sentence -= keep.start
-            kept_links.append(link)
-    return sentences[keep.start:keep.stop], kept_links
+        counts["interrupted_sentences"] += len(bounds) - len(kept)
+    return kept
 
 
 def with_pseudo_headings(text: str, counts: Counter | None = None) -> str:
@@ -542,8 +623,9 @@ def in_boilerplate(title: str, boilerplate, level: int = 2) -> bool:
 TOPIC_TITLES = frozenset({
     "literatur", "литература", "література", "literatura", "literatúra", "literatuur",
     "litteratur", "kirjandus", "literatūra", "ədəbiyyat", "ლიტერატურა", "primary sources",
-    "secondary sources", "σύνδεσμοι", "উৎস"})  # (Greek "links", also conjunctions; Bengali "source")
-_QUALIFIER = re.compile(r"\s*[(（][^()（）]*[)）]$")
+    "secondary sources", "উৎস"})  # (Bengali "sources", also a river's source)
+# A qualifier of one or two words ("(στα αγγλικά)", "(Auswahl)"), not a topic's "(of the Nile)"
+_QUALIFIER = re.compile(r"\s*[(（][^()（）\s]+(?:\s[^()（）\s]+)?[)）]$")
 # What joins two section titles in one: "and", "&", a comma, a slash, and their kin in other
 # languages ("et", "und", "y", "e", "i", "и", "і", "ve", "en", "och", "og", "ja", "és", "a").
 _TITLE_JOINS = re.compile(r"\s+(?:and|&|et|und|y|e|i|и|і|ve|en|och|og|ja|és|a)\s+|\s*[,/]\s*")
@@ -864,63 +946,10 @@ class Cleaner:
     def paragraph_runs(self, body: str) -> list[_Paragraph]:
         """The paragraphs of a section's body, each with what a list or a block quotation in
         the middle of its sentence took from it (`_Paragraph`, `_continues_after_list`)."""
-        out = []
-        quote_before: _Paragraph | None = None  # the text before the block quotation read
-        in_quote = after_quote = False
-        last_text: _Paragraph | None = None  # the previous block's, if it ended with text
+        runs = _ParagraphRuns(self.options.keep_lists, self.options.min_paragraph_chars)
         for block in _PARA_BREAK.split(body):
-            if QUOTE_OPEN in block or QUOTE_CLOSE in block:  # (templates.QUOTE_OPEN)
-                if QUOTE_OPEN in block and not in_quote:
-                    in_quote, quote_before = True, last_text
-                ends_quote = QUOTE_CLOSE in block
-                block = block.replace(QUOTE_OPEN, "").replace(QUOTE_CLOSE, "")
-            else:
-                ends_quote = False
-            lines: list[_Paragraph] = []
-            current: list[str] = []
-            cut_first = False  # `current` opens with the end of a sentence a list cut
-            # the text just before the list lines (or block quotation) read
-            before = quote_before if after_quote else None
-            in_list, after_quote = after_quote, False
-            last_text = None
-
-            def flush():
-                nonlocal current, cut_first
-                paragraph = _Paragraph(" ".join(current), cut_first=cut_first)
-                lines.append(paragraph)
-                current, cut_first = [], False
-                return paragraph
-
-            for line in block.split("\n"):
-                item = _LIST_ITEM.match(line)
-                if item:
-                    if current:
-                        before = flush()
-                    elif not in_list:
-                        before = None
-                    # (an indented line left empty held a display formula: its rule's, not this)
-                    in_list = in_list or item.end() < len(line.rstrip())
-                    if self.options.keep_lists:
-                        lines.extend(_Paragraph(text) for text in _list_item(line))
-                    continue
-                line = line.strip()
-                if line and (line[0] not in _DEBRIS_START or not _DEBRIS_LINE.match(line)):
-                    if in_list and not in_quote and _continues_after_list(before, line):
-                        cut_first = True
-                        if before is not None and _unfinished(before.text):
-                            before.cut_last = True
-                    in_list = False
-                    current.append(line)
-                elif line:  # a rule ("----") or a table's edge: a block ends
-                    if current:
-                        flush()
-                    in_list, before = False, None
-            if current:
-                last_text = flush()
-            if ends_quote:
-                in_quote, after_quote, last_text = False, True, None
-            out.extend(p for p in lines if len(p.text.strip()) >= self.options.min_paragraph_chars)
-        return out
+            runs.block(block)
+        return runs.out
 
     # ---- rendering with link offsets -----------------------------------------------------
     def render(self, paragraph: str, counts: Counter | None = None) -> list[_Piece]:
@@ -1071,9 +1100,8 @@ class Cleaner:
         for heading, level, body in self.sections(text, counts):
             section = Section(heading=heading, level=level)
             for paragraph in self.paragraph_runs(body):
-                sentences, links = self._sentences(self.render(paragraph.text, counts), counts)
-                if paragraph.cut_first or paragraph.cut_last:
-                    sentences, links = _cut_list_fragments(paragraph, sentences, links, counts)
+                sentences, links = self._sentences(self.render(paragraph.text, counts), counts,
+                                                   paragraph)
                 if not sentences:
                     continue
                 s, p = len(article.sections), len(section.paragraphs)
@@ -1090,9 +1118,10 @@ class Cleaner:
         article.links.extend(hidden_links)
         return article
 
-    def _sentences(self, pieces: list[_Piece], counts: Counter | None = None
-                   ) -> tuple[list[str], list[Link]]:
-        """Join pieces collapsing whitespace, split sentences, and place the links in them.
+    def _sentences(self, pieces: list[_Piece], counts: Counter | None = None,
+                   paragraph: _Paragraph | None = None) -> tuple[list[str], list[Link]]:
+        """Join pieces collapsing whitespace, split sentences, and place the links in them
+        (without the ends an interruption cut, `paragraph`'s flags).
 
         Link pieces are wrapped in two private-use marks so that whitespace is collapsed in one
         pass over the paragraph; the marks are then removed and their offsets kept
@@ -1106,6 +1135,8 @@ class Cleaner:
         if _HOLE in joined or _NOTE in joined or _FORMULA in joined:
             joined, spans, holes = without_holes(joined, spans)
         bounds = prose_spans(joined, self.splitter.spans(joined), counts, holes)
+        if paragraph is not None and (paragraph.cut_first or paragraph.cut_last):
+            bounds = _without_cut_ends(bounds, len(joined), paragraph, counts)
         sentences = [joined[a:b] for a, b in bounds]
         links = []
         if spans:
@@ -1516,8 +1547,8 @@ def typed_note_marks(text: str) -> str:
     """`text` with its citation marks typed as text ("… BTU. [59]", "χώρα [20].", pasted from
     other sites) as note marks: a number in brackets (or a run of them, "।[1][2][3]") right
     after a sentence's end mark (a space between or not) before a space, punctuation or the
-    end, or after a space right before an end mark or comma; never a link ("[[59]]"), a word's index ("a[1]", "b [0] to get"), a set
-    ("The set [1] is"). The brackets are searched for first: the context is read only at
+    end, or after a space right before an end mark or comma; never a link ("[[59]]"), a
+    word's index ("a[1]", "b [0] to get"), a set ("The set [1] is"). The brackets are searched for first: the context is read only at
     them (a pattern of lookbehinds tried at every character cost half the cleaner's time)."""
     if "[" not in text:
         return text

@@ -491,3 +491,26 @@ def test_plain_files_get_no_copy(tmp_path):
     pages = _pages(first)
     assert first._copy is None
     assert _pages(first.reopen()) == pages
+
+
+@pytest.mark.parametrize("name", ["enwiki-sample-gensim.xml.bz2", "jawiki-sample.xml.bz2"])
+def test_a_block_of_one_line_takes_the_short_path_to_the_same_paragraphs(name):
+    """`_ParagraphRuns.block` reads a block of one line of text directly; the general loop
+    (the same block with a trailing newline, an empty line it skips) gives the same paragraphs
+    and the same state for the blocks after it, on every section of the dump."""
+    from wikipairs.text.wikitext import _ParagraphRuns
+    dump = DumpFile(str(wiki_file(name)))
+    cleaner = Cleaner(dump.titles, None)
+    short = 0
+    for page in dump.pages():
+        if page.ns or page.redirect is not None:
+            continue
+        text = cleaner.strip(page.text, Counter())[0]
+        for _, _, body in cleaner.sections(text):
+            fast, general = _ParagraphRuns(True, 20), _ParagraphRuns(True, 20)
+            for block in wikitext._PARA_BREAK.split(body):
+                short += "\n" not in block
+                fast.block(block)
+                general.block(block + "\n")
+                assert fast.out == general.out and fast.last_text == general.last_text, block
+    assert short > 1000

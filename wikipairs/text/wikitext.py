@@ -149,7 +149,9 @@ _DISPLAY_FORMULAS = re.compile(
     r"(?:[^<]|<(?!/?(?i:math|chem|ce)\b))*</(?i:math|chem|ce)\s*>[ \t]*[.,;:]?[ \t]*(?:\n|\Z))+")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
 # A number in brackets, which may be a citation mark typed as text (see typed_note_marks).
-_BRACKETED_SMALL_NUMBER = re.compile(r"(?:\[\d{1,3}\])+")  # "[1][2][3]": one run
+# "[1][2][3]": one run (opening with the literal "[": a pattern opening with a group is tried
+# at every character, 25x slower)
+_BRACKETED_SMALL_NUMBER = re.compile(r"\[\d{1,3}\](?:\[\d{1,3}\])*")
 _MARK_FOLLOWER = frozenset(".,;:!?।॥。)")
 _LAST_REF = re.compile(r"<(?i:ref)\b[^>]*/>\Z|<(?i:ref)\b[^>]*>(?:(?!</?(?i:ref)\b).){0,4000}"
                        r"</(?i:ref)\s*>\Z", re.S)  # (one ref: its body holds no other)
@@ -418,6 +420,10 @@ class _ParagraphRuns:
         self.last_text: _Paragraph | None = None  # the block read last ended with it
 
     def block(self, block: str) -> None:
+        if "\n" not in block and not self.quote_depth and QUOTE_OPEN not in block \
+                and QUOTE_CLOSE not in block and not _LIST_ITEM.match(block):
+            self._text_line(block.strip())  # the common block: a line of text
+            return
         after_quote = False
         if QUOTE_OPEN in block or QUOTE_CLOSE in block:
             after_quote = self._quote_marks(block)
@@ -458,6 +464,14 @@ class _ParagraphRuns:
         if self.quote_depth:
             self.last_text = None
         self.out.extend(p for p in self.lines if len(p.text.strip()) >= self.min_chars)
+
+    def _text_line(self, line: str) -> None:
+        """What `block` does with a block of one line of text, outside quotations: no list."""
+        self.last_text = None
+        if line and (line[0] not in _DEBRIS_START or not _DEBRIS_LINE.match(line)):
+            self.last_text = paragraph = _Paragraph(line)
+            if len(line) >= self.min_chars:
+                self.out.append(paragraph)
 
     def _quote_marks(self, block: str) -> bool:
         """Follows the quotation marks of `block`, nested ones too; whether the block starts

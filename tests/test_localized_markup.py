@@ -203,6 +203,9 @@ def test_every_boilerplate_title_matches_its_heading():
     # a qualifier in brackets after a boilerplate title
     ("el", "Βιβλιογραφία (στα αγγλικά)", 2, True), ("de", "Weblinks (englisch)", 3, True),
     ("en", "History (ancient)", 2, False), ("en", "Sources (of the Nile)", 2, False),
+    # titles joined by a hyphen or a dash
+    ("el", "Βιβλιογραφία-Πηγές", 2, True), ("en", "Notes – References", 2, True),
+    ("en", "Anglo-Saxon", 2, False),
     # titles that also name a topic are boilerplate at level 2 only; Greek "links" is never
     # one (ligaments in anatomy, conjunctions in grammar)
     ("bn", "উৎস", 2, True), ("bn", "উৎস", 3, False), ("el", "Σύνδεσμοι", 2, False),

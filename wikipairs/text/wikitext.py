@@ -630,7 +630,8 @@ def in_boilerplate(title: str, boilerplate, level: int = 2) -> bool:
         key = _QUALIFIER.sub("", key) or key       # "Literatur (Auswahl)", "Weblinks (englisch)"
     if key in boilerplate:
         return level <= 2 or key not in TOPIC_TITLES
-    parts = _TITLE_JOINS.split(key) if " " in key or "," in key or "/" in key else ()
+    parts = _TITLE_JOINS.split(key) if " " in key or "," in key or "/" in key or "-" in key \
+        or "–" in key else ()
     return len(parts) > 1 and all(part in boilerplate for part in parts)
 
 
@@ -641,8 +642,9 @@ TOPIC_TITLES = frozenset({
 # A qualifier of one or two words ("(στα αγγλικά)", "(Auswahl)"), not a topic's "(of the Nile)"
 _QUALIFIER = re.compile(r"\s*[(（][^()（）\s]+(?:\s[^()（）\s]+)?[)）]$")
 # What joins two section titles in one: "and", "&", a comma, a slash, and their kin in other
-# languages ("et", "und", "y", "e", "i", "и", "і", "ve", "en", "och", "og", "ja", "és", "a").
-_TITLE_JOINS = re.compile(r"\s+(?:and|&|et|und|y|e|i|и|і|ve|en|och|og|ja|és|a)\s+|\s*[,/]\s*")
+# languages ("et", "und", "y", "e", "i", "и", "і", "ve", "en", "och", "og", "ja", "és", "a"), a
+# hyphen or dash ("Βιβλιογραφία-Πηγές").
+_TITLE_JOINS = re.compile(r"\s+(?:and|&|et|und|y|e|i|и|і|ve|en|och|og|ja|és|a)\s+|\s*[,/\-–]\s*")
 
 
 def shown_in_text(parsed, target: str) -> bool:

@@ -146,6 +146,7 @@ def test_a_stray_links_target_goes_with_its_bar(wikitext, expected):
     ("ja", "主な路線\n*東京駅\nこれらの路線は廃止された。次の文。",
      ["主な路線", "東京駅", "これらの路線は廃止された。", "次の文。"]),
     ("ja", "作品一覧\n{{Quote|引用文。}}\nこの作品は有名である。", ["作品一覧", "引用文。", "この作品は有名である。"]),
+    ("ja", "教育では\n*暗記\nというのも、暗記は書けることではない。", ["教育では", "暗記", "というのも、暗記は書けることではない。"]),
     # a blank line after a quotation starts a paragraph; nested quotations are one
     ("en", "He wrote:\n{{Quote|It is good.}}\n\neBay bought it in 2005. It grew.",
      ["He wrote:", "It is good.", "eBay bought it in 2005.", "It grew."]),

@@ -502,10 +502,11 @@ _QUOTE_MARK = re.compile(f"[{QUOTE_OPEN}{QUOTE_CLOSE}]")
 _LINE_OPENING = re.compile(r"(?:'{2,}|\[\[(?:[^|\]\n]*\|)?|[\s\x03\x04\x05\ue005\ue006])*")
 # Japanese particles that go on with a sentence after a list or quotation ("と述べている",
 # "などの特徴", "に近い", "という文", "が同一に帰した"), not the words that open one ("では、",
-# "もっとも、", "また、", "この", "これは", "なお"); a line of kanji or katakana is a label's
+# "もっとも、", "というのも、", "また、", "この", "これは", "なお"); a line of kanji or katakana is a
+# label's
 _PARTICLE_OPENING = re.compile(
     r"(?:など|から|まで|より|(?:と|に|を|が|は|で|の|も|や|へ)"
-    r"(?!(?:は|も|し|ち|っと|ちろん|じめ|くに|りわけ|ころ|にかく|ともと)[、，]?))")
+    r"(?!(?:は|も|し|ち|っと|ちろん|じめ|くに|りわけ|ころ|にかく|ともと|いうのも|いえば)[、，]?))")
 _CASED_LOWER = regex.compile(r"(?V1)[[\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}]&&\p{Ll}]")
 
 

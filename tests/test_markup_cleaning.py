@@ -137,6 +137,11 @@ def test_a_stray_links_target_goes_with_its_bar(wikitext, expected):
      ["It is good.", "Next one."]),
     ("fr", "Il écrit : {{citation bloc|Il est bon.}} et il s’arrête. Suite.",
      ["Il écrit :", "« Il est bon. »", "Suite."]),
+    # other wikis' block quotations: their text kept (it was lost), the sentence's tail cut
+    ("es", "Antes. Él escribió:\n{{Cita|La vida es sueño.|Calderón}}\ny luego se fue. Fin.",
+     ["Antes.", "Él escribió:", "La vida es sueño.", "Fin."]),
+    ("ru", "Раньше. Он написал:\n{{Цитата|Жизнь прекрасна.|Автор}}\nи потом ушёл. Конец.",
+     ["Раньше.", "Он написал:", "Жизнь прекрасна.", "Конец."]),
     ("bn", "হার্ডি লিখেছেন,\n{{cquote|মায়ের সম্মতি পাওয়া যায়।}}\nকেমব্রিজ এর আমন্ত্রণে তিনি আসেন।",
      ["হার্ডি লিখেছেন,", "মায়ের সম্মতি পাওয়া যায়।", "কেমব্রিজ এর আমন্ত্রণে তিনি আসেন।"]),
     # Georgian letters are all "lower case": no sign of a cut sentence

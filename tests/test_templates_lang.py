@@ -179,7 +179,12 @@ def test_french_renderers(name, args, expected):
 @pytest.mark.parametrize("lang, name, args, expected", [
     ("de", "Höhe", {"1": "1234", "2": "DE-NHN"}, "1.234 m ü. NHN"),  # "ü." ends a sentence for
     ("de", "Höhe", {"1": "512", "2": "AT"}, "512 m ü. A."),  # the splitter: tested here
-    ("de", "Zitat", {"Text": "Es liegt am Tage.", "Autor": "Schopenhauer"}, "„Es liegt am Tage.“"),
+    ("de", "Zitat", {"Text": "Es liegt am Tage.", "Autor": "Schopenhauer"},  # a block quotation
+     "\n\n\x06„Es liegt am Tage.“\n\n\x07"),
+    ("de", "\"", {"1": "Ja"}, "„Ja“"),  # an inline one
+    ("es", "Cita", {"1": "La vida es sueño.", "2": "Calderón"}, "\n\n\x06La vida es sueño.\n\n\x07"),
+    ("it", "Citazione", {"1": "La vita è bella."}, "\n\n\x06La vita è bella.\n\n\x07"),
+    ("ru", "Цитата", {"1": "Жизнь прекрасна.", "2": "Автор"}, "\n\n\x06Жизнь прекрасна.\n\n\x07"),
     ("ja", "ISBN2", {"1": "4-89562-301-7"}, "ISBN 4-89562-301-7"),
     ("ja", "Ruby", {"1": "漢字", "2": "かんじ"}, "漢字（かんじ）"),
     ("ja", "ルビ", {"1": "漢字", "2": "かんじ"}, "漢字（かんじ）"),

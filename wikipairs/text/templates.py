@@ -806,13 +806,13 @@ def _de_hoehe(args):
 
 
 def _de_quote(args):
-    """{{"|Text}} and {{Zitat|Text|...}}: „Text“ (`Text=` also)."""
+    """{{"|Text}} and {{Zitat|Text|...}}: „Text“ (`Text=` also; {{Zitat}} a block quotation)."""
     text = args.get("Text", _pos(args, 1)).strip()
     return f"„{text}“" if text else ""
 
 
 DE = {
-    "\"": _de_quote, "zitat": _de_quote, "höhe": _de_hoehe,
+    "\"": _de_quote, "zitat": lambda a: _block_quote(_de_quote(a)), "höhe": _de_hoehe,
     "formatzahl": lambda a: format_number(_pos(a, 1), "de"),
     "hochgestellt": _first, "tiefgestellt": _first, "kapitälchen": _first,
     "polytonisch": _first, "anker": _const(""), "sortkey": _second,
@@ -846,7 +846,7 @@ def _ru_date(args):
     return f"{date} {year}".strip()
 
 
-RU = {"не переведено 3": _linked_as(1, 2), "не переведено": _linked_as(1, 2),
+RU = {"цитата": _quote, "не переведено 3": _linked_as(1, 2), "не переведено": _linked_as(1, 2),
       "iw": _linked_as(1, 2), "s": _first, "num": _first, "число": _first, "nobr": _first,
       "датарождения": _ru_date, "датасмерти": _ru_date, "дата рождения": _ru_date,
       "дата смерти": _ru_date}
@@ -887,13 +887,17 @@ def _pl_link(args):
 # Spanish, Italian, Portuguese, Polish, Ukrainian, Korean: their everyday inline templates that
 # show words (dates, centuries, small caps, a no-break span, a number kept up to date, links to
 # pages not yet written, conversions with {{convert}}'s parameters, a word of another language).
+# Their block quotations too ({{Cita}}, {{Citazione}}, {{Citação}}, {{Cytat}}, {{Цитата}}: the
+# text, a paragraph of its own, as {{Quote}}; dropped, the quotation was lost and the sentence
+# it interrupted read "Él escribió:" / "y luego se fue.").
 ES = {"fecha": _es_fecha, "siglo": _es_siglo, "esd": _first, "versalita": _first,
-      "convertir": _convert, "aut": _first}
-IT = {"ta": _first, "tutto attaccato": _first, "maiuscoletto": _first, "converti": _convert}
-PT = {"versalete": _first, "converter": _convert}
-PL = {"link-interwiki": _pl_link}
+      "convertir": _convert, "aut": _first, "cita": _quote}
+IT = {"ta": _first, "tutto attaccato": _first, "maiuscoletto": _first, "converti": _convert,
+      "citazione": _quote}
+PT = {"versalete": _first, "converter": _convert, "citação": _quote, "citacao": _quote}
+PL = {"link-interwiki": _pl_link, "cytat": _quote}
 UK = {"не перекладено": _linked_as(1, 2), "нп": _linked_as(1, 2), "нп3": _linked_as(1, 2),
-      "iw": _linked_as(1, 2), "comment": _first}
+      "iw": _linked_as(1, 2), "comment": _first, "цитата": _quote}
 KO = {"llang": _second}
 EL = {"δφα": _ipa}
 

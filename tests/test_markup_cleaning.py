@@ -552,6 +552,9 @@ def test_nowiki_content_reads_as_typed():
     ("bn", "এটি যোগাযোগের প্রযুক্তি।[1][2][3] রেডিও তরঙ্গ ব্যবহার করে।",
      ["এটি যোগাযোগের প্রযুক্তি।", "রেডিও তরঙ্গ ব্যবহার করে।"]),
     ("en", "Take a[1][2] here. It is b [0][1] too.", ["Take a[1][2] here.", "It is b [0][1] too."]),
+    # ... and one typed in superscript, anywhere ("চর্চা।” <sup>[37]</sup>" was a sentence "[37]")
+    ("bn", "সংস্কৃতি নির্দেশ করে “রূপের চর্চা।” <sup>[37]</sup> চিন্তার ধারা সংস্কৃতি বলে।",
+     ["সংস্কৃতি নির্দেশ করে “রূপের চর্চা।”", "চিন্তার ধারা সংস্কৃতি বলে।"]),
     # ... unless it is a note: a reference, a note's mark
     ("en", "It was 5{{#tag:ref|A note.|group=n}} metres high. It rose 7{{cref2|a}} feet.",
      ["It was 5 metres high.", "It rose 7 feet."]),

@@ -224,6 +224,9 @@ MARKUP_TAGS = (
     "phonos chart").split()
 _SUP_NUMBER = re.compile(r"<(?i:sup)\b[^<>]*>\s*((?:[0-9+\-−–]|&minus;)+)\s*</(?i:sup)\s*>"
                          r"(?!\s*(?:⁄|&frasl;|/\s*<(?i:sub)))")  # (a fraction's numerator: "¹⁄2")
+# A footnote's mark typed in superscript, "<sup>[37]</sup>" (pasted on bnwiki after "।” "):
+# left as "[37]", it was a sentence of its own
+_SUP_NOTE_MARK = re.compile(r"<(?i:sup)\b[^<>]*>\s*(?:\[\d{1,3}\]\s*)+</(?i:sup)\s*>")
 _TAG_LEFTOVER = re.compile(r"(?i)</?(?:%s)\b[^<>]*>" % "|".join(MARKUP_TAGS))
 _SPACES = re.compile(r"\s+")
 # Whitespace (what \s and str.isspace match) other than the space: a set of characters is
@@ -712,6 +715,8 @@ class Cleaner:
                 text, m.start(), m.end()) else "", text)
         if " <ref" in text:  # a note mark where it stood: "Gamma <ref>..</ref>, delta"
             text = text.replace(" <ref", " " + _NOTE + "<ref")
+        if "<sup" in text or "<SUP" in text:  # "<sup>[37]</sup>" typed: a note mark anywhere
+            text = _SUP_NOTE_MARK.sub(_NOTE, text)
         text = typed_note_marks(text)  # "[59]" typed, pasted from another site: a note mark
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)

@@ -226,7 +226,7 @@ _SUP_NUMBER = re.compile(r"<(?i:sup)\b[^<>]*>\s*((?:[0-9+\-−–]|&minus;)+)\s*
                          r"(?!\s*(?:⁄|&frasl;|/\s*<(?i:sub)))")  # (a fraction's numerator: "¹⁄2")
 # A footnote's mark typed in superscript, "<sup>[37]</sup>" (pasted on bnwiki after "।” "):
 # left as "[37]", it was a sentence of its own
-_SUP_NOTE_MARK = re.compile(r"<(?i:sup)\b[^<>]*>\s*(?:\[\d{1,3}\]\s*)+</(?i:sup)\s*>")
+_SUP_NOTE_MARK = re.compile(r"<(?i:sup)\b[^<>]*>(?:\[\d{1,3}\]\s*)+</(?i:sup)\s*>")
 _TAG_LEFTOVER = re.compile(r"(?i)</?(?:%s)\b[^<>]*>" % "|".join(MARKUP_TAGS))
 _SPACES = re.compile(r"\s+")
 # Whitespace (what \s and str.isspace match) other than the space: a set of characters is
@@ -715,8 +715,8 @@ class Cleaner:
                 text, m.start(), m.end()) else "", text)
         if " <ref" in text:  # a note mark where it stood: "Gamma <ref>..</ref>, delta"
             text = text.replace(" <ref", " " + _NOTE + "<ref")
-        if "<sup" in text or "<SUP" in text:  # "<sup>[37]</sup>" typed: a note mark anywhere
-            text = _SUP_NOTE_MARK.sub(_NOTE, text)
+        if ">[" in text and ("<sup" in text or "<SUP" in text):  # "<sup>[37]</sup>": a note
+            text = _SUP_NOTE_MARK.sub(_NOTE, text)                # mark anywhere
         text = typed_note_marks(text)  # "[59]" typed, pasted from another site: a note mark
         text = _DROPPED.sub("", text)
         text = _STRAY_CLOSE.sub("", text)

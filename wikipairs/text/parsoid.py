@@ -43,11 +43,11 @@ from ..records import Article, HtmlPage, Link, Section
 from .sentences import SentenceSplitter
 from .templates import superscript
 from .titles import TitleParser, clean_spaces
-from .wikitext import (_CONTINUED_LINE_END, _FORMULA, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE,
+from .wikitext import (_FORMULA, _INVISIBLE, _MARKS_OUT, _NOTE, _OTHER_SPACE,
                        _END_MARKS, _VARIANT_ORDER,
                        BOILERPLATE_SECTIONS, ParseOptions, _ANY_WORD, _Piece,
                        in_boilerplate,
-                       prose_spans, pseudo_heading_level, sentence_goes_on,
+                       prose_spans, pseudo_heading_level, sentence_goes_on, stops_mid_sentence,
                        typed_note_marks, without_holes)
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
@@ -244,7 +244,7 @@ def _join_display_formulas(body, counts: Counter) -> None:
         before = _sibling(block, "prev")
         if before is None or before.tag != "p":
             continue
-        if not _CONTINUED_LINE_END.search(_words_end(before)):
+        if not stops_mid_sentence(_words_end(before)):
             continue
         blocks, after = [block], _sibling(block, "next")
         while after is not None and after.tag == "dl" and _holds_formulas_only(after):

@@ -369,10 +369,10 @@ def _sentencex_spans(lang: str, text: str) -> list[tuple[int, int]]:
     if spans and text[spans[-1][1]:].strip():  # a last quote mark, spaced: 'যায়। "'
         spans[-1] = (spans[-1][0], len(text.rstrip()))
     words = FALSE_ABBREVIATIONS.get(lang)
-    if words and spans and "." in text:
-        spans = _cut_after_words(text, spans, words)
-    if spans and ". " in text and _misses_number_starts(lang):
-        spans = _cut_before_numbers(text, spans)
+    if words and spans and "." in text:  # "mar. Tiene"
+        spans = _cut_after(text, spans, _WORD_STOP, words.__contains__)
+    if spans and ". " in text and _misses_number_starts(lang):  # "berühmt. 1999 wurde"
+        spans = _cut_after(text, spans, _NUMBER_START, _not_before_numbers)
     return _joined_false_ends(text, spans, lang)
 
 
@@ -387,24 +387,21 @@ _ROMAN = frozenset((
 # "etc." and its kin end a list, and often the sentence ("du verre, etc. La décomposition",
 # "κλπ. Επιπλέον", "usw. Diese Lehre"): sentencex never ends one there in these languages.
 # (Not German "usw.": a noun after it has a capital too, "Märkten usw. Waren aller Art".)
-_ETC = {"fr": "etc", "es": "etc", "ca": "etc", "ro": "etc", "it": "ecc etc",
-        "el": "κλπ κτλ etc", "nl": "enz etc", "da": "osv etc", "cs": "atd etc", "pl": "itd itp etc"}
-FALSE_ABBREVIATIONS = {
-    lang: frozenset(words.split()) | {"es": frozenset({"mar"})}.get(lang, frozenset())
-    for lang, words in _ETC.items()}
+FALSE_ABBREVIATIONS = {lang: frozenset(words.split()) for lang, words in {
+    "es": "mar etc", "fr": "etc", "ca": "etc", "ro": "etc", "it": "ecc etc", "el": "κλπ κτλ etc",
+    "nl": "enz etc", "da": "osv etc", "cs": "atd etc", "pl": "itd itp etc"}.items()}
 FALSE_ABBREVIATIONS.update({"pt": _ROMAN, "gl": _ROMAN})
-_WORD_STOP = regex.compile(r"(?<![\w.])(\w+)\.\s+(?=[\p{Lu}¿¡])")
+_WORD_STOP = regex.compile(r"(?<![\w.])(\w+)\.\s+(?=[\p{Lu}¿¡])")  # a word, its period, a capital
 
 
-def _cut_after_words(text: str, spans: list[tuple[int, int]],
-                     words: frozenset[str]) -> list[tuple[int, int]]:
-    """`spans` cut after each of `words` with its period before a capital ("mar. Tiene")."""
+def _cut_after(text: str, spans: list[tuple[int, int]], pattern, cuts) -> list[tuple[int, int]]:
+    """`spans` cut after the word and period of each match of `pattern` (group 1: the word)
+    where `cuts(word.lower())`; the next span starts after the whitespace."""
     out = []
     for start, end in spans:
-        for m in _WORD_STOP.finditer(text, start, end):
-            if m.group(1).lower() in words:
-                cut = m.start(1) + len(m.group(1)) + 1
-                out.append((start, cut))
+        for m in pattern.finditer(text, start, end):
+            if cuts(m.group(1).lower()):
+                out.append((start, m.end(1) + 1))
                 start = m.end()
         out.append((start, end))
     return out
@@ -438,16 +435,8 @@ def _misses_number_starts(lang: str) -> bool:
     return len(list(sentencex.get_sentence_boundaries(lang, probe))) < 2
 
 
-def _cut_before_numbers(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """`spans` cut before each number that opens a sentence (`_NUMBER_START`)."""
-    out = []
-    for start, end in spans:
-        for m in _NUMBER_START.finditer(text, start, end):
-            if m.group(1).lower() not in _BEFORE_NUMBERS:
-                out.append((start, m.end(1) + 1))
-                start = m.end()
-        out.append((start, end))
-    return out
+def _not_before_numbers(word: str) -> bool:
+    return word not in _BEFORE_NUMBERS
 
 
 def _joined_false_ends(text: str, spans: list[tuple[int, int]],
@@ -531,10 +520,12 @@ COLON_FULL_STOP = frozenset({"hy"})
 # Languages whose ordinal numbers are written with a period ("19. Jahrhundert", "3. května").
 ORDINAL_PERIOD_LANGUAGES = frozenset(
     "de als bar nds lb de-ch da no nb nn is fo fi et cs sk sl hr sr sh bs hu tr lv lt".split())
-_CASED = r"\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}"
+# Scripts with capitals (not Georgian, whose letters Unicode calls all lower case).
+CASED_SCRIPTS = r"\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}"
 _GLUED_END = regex.compile(
-    rf"(?V1)[.!?\u2026](?:[\d\-\u2010\u2011]|(?![[{_CASED}]&&\p{{Lu}}][[{_CASED}]&&\p{{Ll}}])[{_CASED}])")
-_LOWER_CASED = regex.compile(rf"(?V1)[^\w]*[[{_CASED}]&&\p{{Ll}}]")
+    rf"(?V1)[.!?\u2026](?:[\d\-\u2010\u2011]|"
+    rf"(?![[{CASED_SCRIPTS}]&&\p{{Lu}}][[{CASED_SCRIPTS}]&&\p{{Ll}}])[{CASED_SCRIPTS}])")
+_LOWER_CASED = regex.compile(rf"(?V1)[^\w]*[[{CASED_SCRIPTS}]&&\p{{Ll}}]")
 _INITIAL = regex.compile(  # not °C., 300 m., nor a Hebrew acronym's last letter (ארה"ב.)
     r"(?:(?<![\w.\-\u2010\u2011\u00b0]|\d\s)(?!(?<=[\"\u05f3\u05f4'])\p{Hebrew})"
     r"(?:[^\W\d_]|\p{Lu}\p{Ll})"

@@ -20,7 +20,7 @@ from mwparserfromhell.nodes import (Argument, Comment, ExternalLink, Heading, HT
                                     Template, Text, Wikilink)
 
 from ..records import Article, Link, Page, Section
-from .sentences import SentenceSplitter
+from .sentences import CASED_SCRIPTS, SentenceSplitter
 from .template_drops import (NOT_WORDS, add_page as add_dropped_templates, display_name,
                              in_running_text)
 from .link_trails import DEFAULT, LINK_TRAILS
@@ -155,7 +155,6 @@ _BRACKETED_SMALL_NUMBER = re.compile(r"\[\d{1,3}\](?:\[\d{1,3}\])*")
 _MARK_FOLLOWER = frozenset(".,;:!?।॥。)")
 _LAST_REF = re.compile(r"<(?i:ref)\b[^>]*/>\Z|<(?i:ref)\b[^>]*>(?:(?!</?(?i:ref)\b).){0,4000}"
                        r"</(?i:ref)\s*>\Z", re.S)  # (one ref: its body holds no other)
-_CONTINUED_LINE_END = regex.compile(r"[\p{L}\p{M}\p{N},]\Z")
 _NOT_PROSE_START = frozenset("*#:;={|!")
 _LETTER = regex.compile(r"\p{L}")
 # Inline code on one line is text the reader sees in the sentence ("the file is named
@@ -510,7 +509,7 @@ _LINE_OPENING = re.compile(r"(?:'{2,}|\[\[(?:[^|\]\n]*\|)?|[\s\x03\x04\x05\ue005
 _PARTICLE_OPENING = re.compile(
     r"(?:など|から|まで|より|(?:と|に|を|が|は|で|の|も|や|へ)"
     r"(?!(?:は|も|し|ち|っと|ちろん|じめ|くに|りわけ|ころ|にかく|ともと|いうのも|いえば)[、，]?))")
-_CASED_LOWER = regex.compile(r"(?V1)[[\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}]&&\p{Ll}]")
+_CASED_LOWER = regex.compile(rf"(?V1)[[{CASED_SCRIPTS}]&&\p{{Ll}}]")
 
 
 def _continues_after_list(before: _Paragraph | None, line: str) -> bool:
@@ -532,17 +531,20 @@ def _continues_after_list(before: _Paragraph | None, line: str) -> bool:
 
 
 def _paragraph_end(text: str) -> str:
-    """The last character a paragraph's wikitext shows: "a" (a word) for a link's anchor."""
-    text = text.rstrip(" \t\x03\x04\x05'")
-    if text.endswith("]]"):
-        return "a"
-    return text[-1:]
+    """The last character of a paragraph's words (`_words_end`: a link's anchor's, not "]]")."""
+    return _words_end(text.rstrip(" \t\x03\x04\x05"))[-1:]
 
 
 def _unfinished(text: str) -> bool:
-    """Whether a paragraph stops mid-sentence: on a word or a comma, not on an end mark, a
-    colon, a closing bracket or quote."""
-    end = _paragraph_end(text)
+    """Whether a paragraph stops mid-sentence (`stops_mid_sentence`)."""
+    return stops_mid_sentence(_paragraph_end(text))
+
+
+def stops_mid_sentence(words: str) -> bool:
+    """Whether text whose words end with `words` stops mid-sentence: on a word or a comma, not
+    on an end mark, a colon, a closing bracket or quote. One rule for the lines before a
+    display formula (both paths) and before a list or quotation."""
+    end = words[-1:]
     return end in _SEPARATORS or bool(end) and bool(_WORD_END.match(end))
 
 
@@ -1483,7 +1485,7 @@ def _display_formula(text: str, start: int, m: re.Match, end: int) -> str | None
     finished sentence ("... as follows:"), dropped as before."""
     line_start = text.rfind("\n", 0, start) + 1
     before = _words_end(text[line_start:start])
-    if not before or before[0] in _NOT_PROSE_START or not _CONTINUED_LINE_END.search(before):
+    if not before or before[0] in _NOT_PROSE_START or not stops_mid_sentence(before):
         return None
     formulas = m.group()
     close = formulas.rfind("</")
